@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "verify-pipeline",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "verify-pipeline", targets: ["verify-pipeline"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // C libraries, reached through system-library targets with a shim.h each.
+        .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
+        .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        // setjmp/longjmp error handling for libjpeg and libpng has to live in C.
+        .target(name: "CImageCodecs", dependencies: ["CLibJPEG", "CLibPNG"]),
+        // A C API over zxing-cpp (C++), for PDF417 and as a fallback reader.
+        .target(
+            name: "CZXingShim",
+            linkerSettings: [.linkedLibrary("ZXing"), .linkedLibrary("stdc++")]
+        ),
+
+        .target(name: "VerifyModel"),
+        .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"]),
+        .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding"]),
+        .executableTarget(
+            name: "verify-pipeline",
+            dependencies: [
+                "ImageDecoding", "BarcodeScanning", "VerifyModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "ImageDecodingTests", dependencies: ["ImageDecoding"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "BarcodeScanningTests", dependencies: ["BarcodeScanning"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "VerifyPipelineCLITests", dependencies: ["verify-pipeline"]),
+    ],
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
+)

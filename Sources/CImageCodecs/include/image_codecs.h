@@ -1,0 +1,33 @@
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+/// Outcome of a decode; anything but VP_DECODE_OK leaves `pixels` NULL and a message in the caller's buffer.
+typedef enum {
+    VP_DECODE_OK = 0,
+    VP_DECODE_CORRUPT = 1,      ///< the library reported an error, or the data ended early
+    VP_DECODE_TOO_LARGE = 2,    ///< the header declares more pixels than the caller allows
+    VP_DECODE_OUT_OF_MEMORY = 3,
+} vp_decode_status;
+
+/// An 8-bit grayscale image, rows packed (stride == width). `pixels` is malloc'd: free with vp_gray_image_free.
+typedef struct {
+    uint8_t *pixels;
+    uint32_t width;
+    uint32_t height;
+    /// The size the file declares, before any DCT scaling.
+    uint32_t source_width;
+    uint32_t source_height;
+} vp_gray_image;
+
+/// Decodes a JPEG to grayscale. When `target_pixels` > 0, libjpeg's DCT scaling (1/2, 1/4, 1/8) picks the
+/// smallest output that still has at least `target_pixels` pixels.
+vp_decode_status vp_jpeg_decode_gray(const uint8_t *data, size_t size, uint64_t target_pixels,
+                                     uint64_t max_pixels, vp_gray_image *out,
+                                     char *message, size_t message_size);
+
+/// Decodes a PNG of any colour type and bit depth to grayscale; alpha is composited over white.
+vp_decode_status vp_png_decode_gray(const uint8_t *data, size_t size, uint64_t max_pixels,
+                                    vp_gray_image *out, char *message, size_t message_size);
+
+void vp_gray_image_free(vp_gray_image *image);

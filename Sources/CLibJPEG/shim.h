@@ -1,0 +1,4 @@
+#pragma once
+#include <stdio.h>
+#include <jpeglib.h>
+#include <jerror.h>

@@ -1,0 +1,39 @@
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Formats this shim reads; a bit set, matching the Swift side's BarcodeFormat.
+enum {
+    VP_ZX_QR_CODE = 1 << 0,
+    VP_ZX_PDF417 = 1 << 1,
+    VP_ZX_CODE_128 = 1 << 2,
+    VP_ZX_CODE_39 = 1 << 3,
+    VP_ZX_EAN_13 = 1 << 4,
+    VP_ZX_DATA_MATRIX = 1 << 5,
+};
+
+typedef struct {
+    int format;        ///< one VP_ZX_* bit
+    uint8_t *bytes;    ///< the decoded payload, not NUL-terminated
+    size_t length;
+} vp_zx_barcode;
+
+typedef struct {
+    vp_zx_barcode *items;
+    size_t count;
+} vp_zx_results;
+
+/// Reads every barcode of `formats` in an 8-bit grayscale image. Never throws; returns 0 on success
+/// (possibly with no results), -1 when zxing-cpp failed internally (message filled).
+int vp_zx_read(const uint8_t *pixels, int width, int height, int formats, int try_harder,
+               vp_zx_results *out, char *message, size_t message_size);
+
+void vp_zx_results_free(vp_zx_results *results);
+
+#ifdef __cplusplus
+}
+#endif

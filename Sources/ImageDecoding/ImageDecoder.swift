@@ -1,0 +1,93 @@
+import CImageCodecs
+import VerifyModel
+
+/// Image formats recognised from their leading bytes.
+public enum ImageFormat: String, Sendable {
+    case jpeg
+    case png
+
+    /// Sniffs the format from the bytes; the file name is never trusted.
+    public init?(sniffing bytes: some Collection<UInt8>) {
+        let head = Array(bytes.prefix(8))
+        if head.starts(with: [0xFF, 0xD8, 0xFF]) {
+            self = .jpeg
+        } else if head == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] {
+            self = .png
+        } else {
+            return nil
+        }
+    }
+}
+
+/// Why an image could not be decoded. Every case is a `documentCaptureError` (SPEC §3).
+public struct ImageDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Reason: String, Sendable {
+        case empty, unknownFormat, corrupt, tooLarge, outOfMemory
+    }
+
+    public var reason: Reason
+    public var message: String
+
+    public var code: DocumentSubmissionErrorCode { .documentCaptureError }
+    public var description: String { message }
+
+    public var documentError: DocumentSubmissionError { DocumentSubmissionError(code, message) }
+}
+
+/// Decodes JPEG and PNG bytes straight to 8-bit grayscale through libjpeg and libpng.
+public struct ImageDecoder: Sendable {
+    public struct Configuration: Sendable {
+        /// Images declaring more pixels than this are refused before any allocation (decompression bombs).
+        public var maxPixels: Int = 100_000_000
+
+        public init(maxPixels: Int = 100_000_000) {
+            self.maxPixels = maxPixels
+        }
+    }
+
+    public var configuration: Configuration
+
+    public init(configuration: Configuration = .init()) {
+        self.configuration = configuration
+    }
+
+    /// Decodes `bytes`. With `targetPixels`, a JPEG is decoded at the smallest DCT scale (1/2, 1/4, 1/8)
+    /// that keeps at least that many pixels; PNGs are always decoded at full size.
+    public func decode(_ bytes: [UInt8], targetPixels: Int? = nil) throws(ImageDecodingError) -> GrayImage {
+        guard !bytes.isEmpty else {
+            throw ImageDecodingError(reason: .empty, message: "the file is empty")
+        }
+        guard let format = ImageFormat(sniffing: bytes) else {
+            throw ImageDecodingError(reason: .unknownFormat, message: "not a JPEG or PNG image")
+        }
+        var image = vp_gray_image()
+        var message = [CChar](repeating: 0, count: 256)
+        let maxPixels = UInt64(max(configuration.maxPixels, 0))
+        let status = bytes.withUnsafeBufferPointer { data in
+            message.withUnsafeMutableBufferPointer { text in
+                switch format {
+                case .jpeg:
+                    vp_jpeg_decode_gray(data.baseAddress, data.count, UInt64(max(targetPixels ?? 0, 0)),
+                                        maxPixels, &image, text.baseAddress, text.count)
+                case .png:
+                    vp_png_decode_gray(data.baseAddress, data.count, maxPixels, &image,
+                                       text.baseAddress, text.count)
+                }
+            }
+        }
+        guard status == VP_DECODE_OK, let base = image.pixels else {
+            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let reason: ImageDecodingError.Reason = switch status {
+            case VP_DECODE_TOO_LARGE: .tooLarge
+            case VP_DECODE_OUT_OF_MEMORY: .outOfMemory
+            default: .corrupt
+            }
+            throw ImageDecodingError(reason: reason, message: "\(format.rawValue.uppercased()) \(reason == .tooLarge ? "refused" : "undecodable"): \(text)")
+        }
+        defer { vp_gray_image_free(&image) }
+        let width = Int(image.width), height = Int(image.height)
+        let pixels = [UInt8](UnsafeBufferPointer(start: base, count: width * height))
+        return GrayImage(width: width, height: height, pixels: pixels,
+                         sourceWidth: Int(image.source_width), sourceHeight: Int(image.source_height))
+    }
+}

@@ -1,0 +1,99 @@
+"""Reproducible barcode and document images for samples, test fixtures and benchmarks.
+
+Symbols come from zint (Debian's `zint`), pictures from Pillow and NumPy (Debian's python3-pil and
+python3-numpy). Everything is seeded, so running a generator twice writes the same files.
+Run with /usr/bin/python3 (the interpreter Debian's packages install into).
+"""
+import os
+import random
+import subprocess
+import tempfile
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+ZINT_QR = 58
+ZINT_PDF417 = 55
+
+
+def symbol(kind, payload, ecc=None, version=None, columns=None):
+    """A barcode at one pixel per module, as a NumPy uint8 array (0 black, 255 white), no quiet zone."""
+    if isinstance(payload, str):
+        payload = payload.encode("utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        data, out = os.path.join(tmp, "data.bin"), os.path.join(tmp, "symbol.png")
+        with open(data, "wb") as f:
+            f.write(payload)
+        cmd = ["zint", "-b", str(kind), "--binary", "--scale=0.5", "--border=0", "--whitesp=0", "--vwhitesp=0",
+               "-i", data, "-o", out]
+        if ecc is not None:
+            cmd.append(f"--secure={ecc}")
+        if version is not None:
+            cmd.append(f"--vers={version}")
+        if columns is not None:
+            cmd.append(f"--cols={columns}")
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        return np.array(Image.open(out).convert("L"))
+
+
+def render(module_array, module_px, quiet_modules=4):
+    """Scales a one-pixel-per-module symbol to `module_px` pixels per module with a white quiet zone."""
+    big = np.kron(module_array, np.ones((module_px, module_px), dtype=np.uint8))
+    pad = quiet_modules * module_px
+    return np.pad(big, pad, constant_values=255)
+
+
+def qr(text, module_px=6, ecc=2, version=None):
+    return render(symbol(ZINT_QR, text, ecc=ecc, version=version), module_px)
+
+
+def pdf417(payload, module_px=3, columns=None):
+    return render(symbol(ZINT_PDF417, payload, columns=columns), module_px, quiet_modules=2)
+
+
+def verification_url(env_id, transaction_id, code, form="webapp"):
+    """The two verification QR forms of SPEC §2."""
+    if form == "webapp":
+        return (f"https://apps.pingone.com/{env_id}/verify/verify-webapp/v2/index.html?txnid={transaction_id}"
+                "&url=https%3A%2F%2Fapi.pingone.com%2Fv1%2FidValidations%2FwebVerifications"
+                f"&code={code}")
+    return f"https://api.pingone.com/v1/idValidations/webVerifications?envId={env_id}&txnid={transaction_id}&code={code}"
+
+
+def aamva(fields, iin="636014", version="10", jurisdiction_version="00", subfile="DL"):
+    """An AAMVA DL/ID card design standard payload: header, one-subfile directory, elements."""
+    body = subfile + "".join(f"{key}{value}\n" for key, value in fields) + "\r"
+    header_len = len("@\n\x1e\rANSI ") + 6 + 2 + 2 + 2 + 10
+    header = f"@\n\x1e\rANSI {iin}{version}{jurisdiction_version}01{subfile}{header_len:04d}{len(body):04d}"
+    return header + body
+
+
+def paper(width, height, seed, tint=(246, 244, 238)):
+    """A plain card or paper background with a little texture and printed-looking text lines."""
+    rng = np.random.default_rng(seed)
+    base = np.empty((height, width, 3), dtype=np.float32)
+    base[:] = tint
+    base += rng.normal(0, 3, (height, width, 1))
+    image = Image.fromarray(np.clip(base, 0, 255).astype(np.uint8), "RGB")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default()
+    r = random.Random(seed)
+    for line in range(8):
+        y = int(height * 0.06) + line * max(14, height // 14)
+        if y > height - 20:
+            break
+        text = "".join(r.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 <") for _ in range(r.randint(12, 40)))
+        draw.text((int(width * 0.04), y), text, fill=(40, 40, 60), font=font)
+    return image
+
+
+def place(background, code, x, y):
+    """Pastes a grayscale code array onto an RGB background at (x, y)."""
+    tile = Image.fromarray(code, "L").convert("RGB")
+    background.paste(tile, (x, y))
+    return background
+
+
+def save(image, path, **options):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    image.save(path, **options)
