@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct VerifyPipeline: AsyncParsableCommand {
@@ -7,4 +8,21 @@ struct VerifyPipeline: AsyncParsableCommand {
         abstract: "Turns document images into PingOne-Verify-style document submissions.",
         subcommands: [Scan.self]
     )
+
+    /// SPEC §6: usage and configuration errors exit 2 with a one-line reason (ArgumentParser's default is 64).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            guard code == .validationFailure else { exit(withError: error) }
+            FileHandle.standardError.write(Data("verify-pipeline: \(message(for: error))\n".utf8))
+            Foundation.exit(2)
+        }
+    }
 }

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+
+@testable import ImageDecoding
+
+/// The fixture manifest written by Fixtures/generate.py.
+struct FixtureManifest: Decodable {
+    struct Decode: Decodable, CustomTestStringConvertible, Sendable {
+        var file: String
+        var reference: String
+        var width: Int
+        var height: Int
+        var tolerance: Int
+        var targetPixels: Int
+
+        var testDescription: String { "\(file) → \(reference)" }
+    }
+
+    var decodes: [Decode]
+    var corrupt: [String]
+
+    static let fixtures = Bundle.module.resourceURL!.appendingPathComponent("Fixtures")
+    static let shared: FixtureManifest = {
+        let data = try! Data(contentsOf: fixtures.appendingPathComponent("manifest.json"))
+        return try! JSONDecoder().decode(FixtureManifest.self, from: data)
+    }()
+
+    static func bytes(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: fixtures.appendingPathComponent(name)))
+    }
+}
+
+/// Reads a binary PGM (P5, maxval 255), the reference decodes' format.
+func readPGM(_ bytes: [UInt8]) throws -> GrayImage {
+    var fields: [String] = []
+    var index = 0
+    while fields.count < 4 {
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A { index += 1 }
+        let start = index
+        while index < bytes.count, bytes[index] != 0x20, bytes[index] != 0x0A { index += 1 }
+        fields.append(String(decoding: bytes[start..<index], as: UTF8.self))
+    }
+    index += 1
+    let width = Int(fields[1])!, height = Int(fields[2])!
+    try #require(fields[0] == "P5" && fields[3] == "255")
+    return GrayImage(width: width, height: height, pixels: Array(bytes[index..<(index + width * height)]))
+}
+
+@Suite("Decoding every JPEG and PNG variant to grayscale")
+struct ImageDecoderTests {
+    @Test("matches the reference decode", arguments: FixtureManifest.shared.decodes)
+    func matchesReference(_ fixture: FixtureManifest.Decode) throws {
+        let decoder = ImageDecoder()
+        let image = try decoder.decode(try FixtureManifest.bytes(fixture.file),
+                                       targetPixels: fixture.targetPixels == 0 ? nil : fixture.targetPixels)
+        let reference = try readPGM(try FixtureManifest.bytes(fixture.reference))
+        #expect(image.width == fixture.width)
+        #expect(image.height == fixture.height)
+        try #require(image.width == reference.width && image.height == reference.height)
+        let differences = zip(image.pixels, reference.pixels).map { abs(Int($0) - Int($1)) }
+        let worst = differences.max() ?? 0
+        let mean = Double(differences.reduce(0, +)) / Double(differences.count)
+        #expect(worst <= fixture.tolerance, "largest difference \(worst) > \(fixture.tolerance)")
+        #expect(mean < 1.0, "mean difference \(mean)")
+    }
+
+    @Test("a reduced JPEG decode remembers the declared size")
+    func scaledDecodeKeepsSourceSize() throws {
+        let image = try ImageDecoder().decode(try FixtureManifest.bytes("jpeg-baseline.jpg"), targetPixels: 25 * 16)
+        #expect(image.sourceWidth == 97 && image.sourceHeight == 61)
+        #expect(image.width == 25 && image.height == 16)
+        #expect(image.isScaledDown)
+    }
+
+    @Test("the format comes from the bytes, not the name")
+    func sniffsFormat() throws {
+        // A PNG's bytes decode as PNG whatever the caller believes the file is called.
+        let png = try FixtureManifest.bytes("png-rgb8.png")
+        #expect(ImageFormat(sniffing: png) == .png)
+        #expect(ImageFormat(sniffing: try FixtureManifest.bytes("jpeg-baseline.jpg")) == .jpeg)
+        #expect(ImageFormat(sniffing: Array("GIF89a".utf8)) == nil)
+    }
+}
+
+@Suite("Refusing corrupt and hostile inputs")
+struct CorruptInputTests {
+    static let expectedReasons: [String: ImageDecodingError.Reason] = [
+        "corrupt-empty.jpg": .empty,
+        "corrupt-random.jpg": .unknownFormat,
+        "corrupt-random-jpeg-magic.jpg": .corrupt,
+        "corrupt-truncated.jpg": .corrupt,
+        "corrupt-truncated.png": .corrupt,
+        "corrupt-bad-crc.png": .corrupt,
+        "corrupt-huge-header.png": .tooLarge,
+        "corrupt-huge-header.jpg": .tooLarge,
+    ]
+
+    @Test("every corrupt fixture has an expected reason")
+    func manifestIsCovered() {
+        #expect(Set(FixtureManifest.shared.corrupt) == Set(Self.expectedReasons.keys))
+    }
+
+    @Test("gives a documentCaptureError with the right reason", arguments: FixtureManifest.shared.corrupt)
+    func refuses(_ name: String) throws {
+        let bytes = try FixtureManifest.bytes(name)
+        let error = #expect(throws: ImageDecodingError.self) { try ImageDecoder().decode(bytes) }
+        #expect(error?.reason == Self.expectedReasons[name])
+        #expect(error?.code.rawValue == "documentCaptureError")
+        #expect(error?.message.isEmpty == false)
+    }
+
+    @Test("a truncated JPEG is refused rather than filled with gray")
+    func truncatedJPEGNamesPrematureEnd() throws {
+        let error = #expect(throws: ImageDecodingError.self) {
+            try ImageDecoder().decode(try FixtureManifest.bytes("corrupt-truncated.jpg"))
+        }
+        #expect(error?.message.contains("Premature end") == true)
+    }
+
+    @Test("the pixel limit is configurable and checked against the declared size")
+    func pixelLimit() throws {
+        let bytes = try FixtureManifest.bytes("png-rgb8.png")
+        let strict = ImageDecoder(configuration: .init(maxPixels: 97 * 61 - 1))
+        let error = #expect(throws: ImageDecodingError.self) { try strict.decode(bytes) }
+        #expect(error?.reason == .tooLarge)
+        let exact = ImageDecoder(configuration: .init(maxPixels: 97 * 61))
+        #expect(try exact.decode(bytes).width == 97)
+    }
+}

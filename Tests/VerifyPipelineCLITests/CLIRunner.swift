@@ -1,0 +1,44 @@
+import Foundation
+
+/// Runs the built `verify-pipeline` executable, as a user would, and captures what it prints.
+struct CLIRunner {
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+
+        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    }
+
+    /// The repository root, from this file's location.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The executable sits beside the test bundle in SwiftPM's build folder.
+    static let executable: URL = {
+        var folder = Bundle.main.bundleURL
+        for _ in 0..<3 {
+            let candidate = folder.appendingPathComponent("verify-pipeline")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            folder.deleteLastPathComponent()
+        }
+        return root.appendingPathComponent(".build/debug/verify-pipeline")
+    }()
+
+    static func run(_ arguments: [String], in directory: URL = root) throws -> Outcome {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes before waiting so a full pipe cannot stall the child.
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                       stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}

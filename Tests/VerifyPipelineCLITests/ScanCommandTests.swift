@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+struct ScanLine: Decodable {
+    struct Code: Decodable, Hashable {
+        var format: String
+        var text: String
+    }
+
+    struct Failure: Decodable {
+        var code: String
+        var message: String
+    }
+
+    var source: String
+    var barcodes: [Code]?
+    var error: Failure?
+}
+
+func decodeLines(_ outcome: CLIRunner.Outcome) throws -> [ScanLine] {
+    try outcome.lines.map { try JSONDecoder().decode(ScanLine.self, from: Data($0.utf8)) }
+}
+
+@Suite("verify-pipeline scan", .serialized)
+struct ScanCommandTests {
+    static let samples = CLIRunner.root.appendingPathComponent("Samples/images")
+
+    @Test("prints the right text for every sample code, QR and PDF417")
+    func scansSamples() throws {
+        let expectedData = try Data(contentsOf: Self.samples.appendingPathComponent("expected.json"))
+        let expected = try JSONDecoder().decode([String: [ScanLine.Code]].self, from: expectedData)
+        let outcome = try CLIRunner.run(["scan", "Samples/", "--json"])
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        let lines = try decodeLines(outcome)
+        #expect(lines.count == expected.count)
+        for line in lines {
+            let name = URL(fileURLWithPath: line.source).lastPathComponent
+            #expect(line.error == nil)
+            #expect(Set(line.barcodes ?? []) == Set(expected[name] ?? []), "\(name)")
+        }
+        #expect(Set(expected.values.flatMap { $0 }.map(\.format)) == ["QR_CODE", "PDF417"])
+    }
+
+    @Test("each corrupt file gets its own error, the good ones still scan, and the exit status is 1")
+    func corruptFilesDoNotStopTheBatch() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scan-corrupt-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let corruptFixtures = CLIRunner.root.appendingPathComponent("Tests/ImageDecodingTests/Fixtures")
+        let corrupt = try FileManager.default.contentsOfDirectory(atPath: corruptFixtures.path)
+            .filter { $0.hasPrefix("corrupt-") }
+        #expect(corrupt.count == 8)
+        for name in corrupt {
+            try FileManager.default.copyItem(at: corruptFixtures.appendingPathComponent(name),
+                                             to: folder.appendingPathComponent(name))
+        }
+        for name in ["qr-verification-1.png", "licence-back-2.jpg"] {
+            try FileManager.default.copyItem(at: Self.samples.appendingPathComponent(name),
+                                             to: folder.appendingPathComponent("good-" + name))
+        }
+        let outcome = try CLIRunner.run(["scan", folder.path, "--json", "--jobs", "2"])
+        #expect(outcome.status == 1)
+        let lines = try decodeLines(outcome)
+        #expect(lines.count == corrupt.count + 2)
+        // Input order: the folder's files sorted by name.
+        #expect(lines.map { URL(fileURLWithPath: $0.source).lastPathComponent } == (corrupt + ["good-qr-verification-1.png", "good-licence-back-2.jpg"]).sorted())
+        for line in lines {
+            if line.source.contains("/corrupt-") {
+                #expect(line.error?.code == "documentCaptureError", "\(line.source)")
+                #expect(line.barcodes == nil)
+            } else {
+                #expect(line.error == nil)
+                #expect(line.barcodes?.count == 1, "\(line.source)")
+            }
+        }
+    }
+
+    @Test("a path that does not exist is an error result, not an abort")
+    func missingPath() throws {
+        let outcome = try CLIRunner.run(["scan", "no/such/file.png", "Samples/images/qr-verification-2.jpg", "--json"])
+        #expect(outcome.status == 1)
+        let lines = try decodeLines(outcome)
+        #expect(lines.count == 2)
+        #expect(lines[0].error?.code == "documentCaptureError")
+        #expect(lines[1].barcodes?.first?.format == "QR_CODE")
+    }
+
+    @Test("usage errors exit 2 with a reason")
+    func usageErrors() throws {
+        let outcome = try CLIRunner.run(["scan", "Samples/", "--symbologies", "AZTEC"])
+        #expect(outcome.status == 2)
+        #expect(outcome.stderr.contains("unknown symbology 'AZTEC'"))
+    }
+}
