@@ -7,10 +7,10 @@ public final class BarcodeScanner {
         /// Only these are looked for: enabling every symbology produces false reads on lines of text.
         public var symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417]
         /// Large JPEGs are first decoded at a reduced DCT scale keeping at least this many pixels.
-        public var firstPassPixels: Int = 1_500_000
+        public var firstPassPixels: Int = 700_000
         public var decoder: ImageDecoder.Configuration = .init()
 
-        public init(symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417], firstPassPixels: Int = 1_500_000,
+        public init(symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417], firstPassPixels: Int = 700_000,
                     decoder: ImageDecoder.Configuration = .init()) {
             self.symbologies = symbologies
             self.firstPassPixels = firstPassPixels
@@ -64,13 +64,13 @@ public final class BarcodeScanner {
 
         // Rung 1: the cheap decode, ZBar, and zxing-cpp for the formats only it reads.
         let first = try decoder.decode(bytes, targetPixels: configuration.firstPassPixels)
-        _ = take(zbar.read(first))
+        _ = take(zbar.read(first, density: 2))
         let missing = zxingWanted()
         if !missing.isEmpty { _ = take(readZXing(first, formats: missing, tryHarder: false)) }
         if expectation.isSatisfied(by: found) { return found }
-        // Rung 2: full resolution when the first decode was scaled down.
+        // Rung 2: full resolution (when the first decode was scaled down), every scan line.
         let full = first.isScaledDown ? try decoder.decode(bytes) : first
-        if first.isScaledDown, take(zbar.read(full)) { return found }
+        if take(zbar.read(full)) { return found }
         // Rung 3: light codes on dark backgrounds.
         let negative = full.inverted()
         if take(zbar.read(negative)) { return found }

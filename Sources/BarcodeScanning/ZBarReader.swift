@@ -23,8 +23,11 @@ final class ZBarReader {
         zbar_image_scanner_destroy(scanner)
     }
 
-    func read(_ image: GrayImage) -> [Barcode] {
+    /// `density` 1 scans every row and column; 2 every other one, for a quicker first look.
+    func read(_ image: GrayImage, density: Int32 = 1) -> [Barcode] {
         guard image.width > 0, image.height > 0 else { return [] }
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_X_DENSITY, density)
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_Y_DENSITY, density)
         return image.pixels.withUnsafeBufferPointer { pixels -> [Barcode] in
             // The zbar image borrows the pixels: it must not outlive this closure.
             let zimage = zbar_image_create()!

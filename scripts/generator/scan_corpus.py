@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""Generates the scan benchmark corpus: categories of realistic capture problems, ten or more images each.
+
+Usage: scan_corpus.py OUT_DIR [--per-category N]
+Writes OUT_DIR/<category>/<n>.(jpg|png) and OUT_DIR/expected.json {relative path: [{"format","text"}]}.
+Seeded: the same command writes the same corpus.
+"""
+import argparse
+import json
+import math
+import os
+import random
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter
+
+import codegen
+
+ENV = "5f1a9d2e-7c3b-4a61-8e2f-3b4c5d6e7f80"
+
+
+def url(rng, form=None):
+    txn = "".join(rng.choice("0123456789abcdef") for _ in range(8)) + "-" + "".join(
+        rng.choice("0123456789abcdef") for _ in range(4))
+    return codegen.verification_url(ENV, txn, f"{rng.randrange(10**6):06d}", form or rng.choice(["webapp", "api"]))
+
+
+def card_with(rng, codes, size=(900, 600), seed=0):
+    """Places each code array on a card at a random free-ish position; returns the RGB image."""
+    card = codegen.paper(size[0], size[1], seed=seed)
+    x = rng.randrange(10, 40)
+    for code in codes:
+        h, w = code.shape
+        y = rng.randrange(10, max(11, size[1] - h - 10))
+        codegen.place(card, code, min(x, size[0] - w - 5), y)
+        x += w + rng.randrange(10, 40)
+    return card
+
+
+def add_noise(image, rng, sigma):
+    array = np.asarray(image).astype(np.float32)
+    noise = np.random.default_rng(rng.randrange(2**32)).normal(0, sigma, array.shape[:2])[..., None]
+    return Image.fromarray(np.clip(array + noise, 0, 255).astype(np.uint8), "RGB")
+
+
+def perspective(image, rng, strength):
+    w, h = image.size
+    d = lambda: rng.uniform(0, strength) * min(w, h)  # noqa: E731
+    # The whole card lands inside an inset quadrilateral of the frame: tilted, never cropped.
+    dst = [(d(), d()), (w - d(), d()), (w - d(), h - d()), (d(), h - d())]
+    src = [(0, 0), (w, 0), (w, h), (0, h)]
+    matrix = []
+    for (x, y), (u, v) in zip(dst, src):
+        matrix.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
+        matrix.append([0, 0, 0, x, y, 1, -v * x, -v * y])
+    coeffs = np.linalg.solve(np.array(matrix, dtype=float), np.array([c for p in src for c in p], dtype=float))
+    return image.transform((w, h), Image.PERSPECTIVE, tuple(coeffs), Image.BICUBIC, fillcolor=(200, 200, 200))
+
+
+def glare(image, rng):
+    w, h = image.size
+    y, x = np.mgrid[0:h, 0:w]
+    cx, cy, r = rng.uniform(0.3, 0.7) * w, rng.uniform(0.3, 0.7) * h, rng.uniform(0.15, 0.3) * min(w, h)
+    blob = np.exp(-(((x - cx) ** 2 + (y - cy) ** 2) / (2 * r * r)))[..., None] * rng.uniform(90, 140)
+    return Image.fromarray(np.clip(np.asarray(image).astype(np.float32) + blob, 0, 255).astype(np.uint8), "RGB")
+
+
+def shadow(image, rng):
+    w, h = image.size
+    angle = rng.uniform(0, 2 * math.pi)
+    y, x = np.mgrid[0:h, 0:w]
+    t = ((x - w / 2) * math.cos(angle) + (y - h / 2) * math.sin(angle)) / max(w, h)
+    factor = 1 - rng.uniform(0.45, 0.6) * (1 / (1 + np.exp(-t * 12)))
+    return Image.fromarray((np.asarray(image).astype(np.float32) * factor[..., None]).astype(np.uint8), "RGB")
+
+
+def damage(code, rng, fraction):
+    """Blots a few round stains over the symbol (ECC level H recovers them)."""
+    image = Image.fromarray(code, "L")
+    draw = ImageDraw.Draw(image)
+    h, w = code.shape
+    area = 0
+    while area < fraction * w * h:
+        r = rng.uniform(0.03, 0.06) * w
+        cx, cy = rng.uniform(0.3, 0.7) * w, rng.uniform(0.3, 0.7) * h
+        draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=rng.choice([0, 255, 128]))
+        area += math.pi * r * r
+    return np.array(image)
+
+
+def licence_payload(rng):
+    number = "".join(rng.choice("0123456789") for _ in range(9))
+    return codegen.aamva([("DAQ", "D" + number), ("DCS", rng.choice(["SAMPLE", "EXAMPLE", "SPECIMEN"])),
+                          ("DAC", rng.choice(["ALEX", "SAM", "JO"])), ("DBB", f"0{rng.randrange(1, 9)}1{rng.randrange(10)}19{rng.randrange(50, 99)}"),
+                          ("DBA", "01012031"), ("DBC", rng.choice("129")), ("DAG", f"{rng.randrange(1, 999)} MAIN ST"),
+                          ("DAI", "ANYTOWN"), ("DAJ", "VA"), ("DAK", "232690000  "), ("DCG", "USA")])
+
+
+def make(category, index, rng):
+    """Returns (image, [(format, text)], file extension, save options)."""
+    seed = CATEGORIES.index(category) * 1000 + index
+    jpeg = ("jpg", {"quality": 85})
+    text = url(rng)
+    qr = lambda px, **kw: codegen.qr(text, module_px=px, **kw)  # noqa: E731
+    if category == "nominal":
+        image = card_with(rng, [qr(rng.randrange(4, 7))], seed=seed)
+        return image, [("QR_CODE", text)], *(jpeg if index % 2 else ("png", {}))
+    if category == "blurred":
+        image = card_with(rng, [qr(6)], seed=seed).filter(ImageFilter.GaussianBlur(rng.uniform(1.0, 2.0)))
+        return image, [("QR_CODE", text)], *jpeg
+    if category == "noise":
+        return add_noise(card_with(rng, [qr(5)], seed=seed), rng, rng.uniform(12, 28)), [("QR_CODE", text)], *jpeg
+    if category == "rotation":
+        image = card_with(rng, [qr(5)], size=(800, 800), seed=seed)
+        return image.rotate(rng.uniform(5, 85), Image.BICUBIC, expand=True, fillcolor=(230, 230, 230)), [("QR_CODE", text)], *jpeg
+    if category == "perspective":
+        return perspective(card_with(rng, [qr(6)], seed=seed), rng, 0.12), [("QR_CODE", text)], *jpeg
+    if category == "low-brightness":
+        array = np.asarray(card_with(rng, [qr(5)], seed=seed)).astype(np.float32) * rng.uniform(0.18, 0.3) + 8
+        image = add_noise(Image.fromarray(array.astype(np.uint8), "RGB"), rng, 3)
+        return image, [("QR_CODE", text)], *jpeg
+    if category == "glare":
+        return glare(card_with(rng, [qr(6)], seed=seed), rng), [("QR_CODE", text)], *jpeg
+    if category == "shadows":
+        return shadow(card_with(rng, [qr(5)], seed=seed), rng), [("QR_CODE", text)], *jpeg
+    if category == "small-modules":
+        image = card_with(rng, [qr(rng.choice([2, 3]))], size=(700, 500), seed=seed)
+        return image, [("QR_CODE", text)], *(("png", {}) if index % 2 else ("jpg", {"quality": 92}))
+    if category == "photo-12mp":
+        image = card_with(rng, [qr(rng.randrange(10, 16))], size=(4000, 3000), seed=seed)
+        return add_noise(image, rng, 4), [("QR_CODE", text)], "jpg", {"quality": 88}
+    if category == "inverted":
+        image = Image.fromarray(255 - np.asarray(card_with(rng, [qr(5)], seed=seed)), "RGB")
+        return image, [("QR_CODE", text)], *jpeg
+    if category == "damaged":
+        code = damage(codegen.qr(text, module_px=6, ecc=4), rng, rng.uniform(0.03, 0.07))
+        return card_with(rng, [code], seed=seed), [("QR_CODE", text)], *jpeg
+    if category == "multiple":
+        texts = [text] + [url(rng) for _ in range(rng.randrange(1, 3))]
+        image = card_with(rng, [codegen.qr(t, module_px=4) for t in texts], size=(1300, 500), seed=seed)
+        return image, [("QR_CODE", t) for t in texts], *jpeg
+    if category == "high-version":
+        long_text = text + "&source=" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(rng.randrange(250, 500)))
+        code = codegen.qr(long_text, module_px=4)
+        return card_with(rng, [code], size=(code.shape[1] + 80, code.shape[0] + 80), seed=seed), [("QR_CODE", long_text)], *jpeg
+    if category == "pdf417":
+        payload = licence_payload(rng)
+        code = codegen.pdf417(payload.encode("latin-1"), module_px=rng.choice([2, 3]), columns=rng.choice([6, 8, 10]))
+        image = card_with(rng, [code], size=(max(1000, code.shape[1] + 60), 630), seed=seed)
+        return image, [("PDF417", payload)], *jpeg
+    if category == "no-code":
+        image = codegen.paper(900, 600, seed=seed)
+        return (add_noise(image, rng, 6) if index % 2 else image), [], *jpeg
+    raise ValueError(category)
+
+
+CATEGORIES = ["nominal", "blurred", "noise", "rotation", "perspective", "low-brightness", "glare", "shadows",
+              "small-modules", "photo-12mp", "inverted", "damaged", "multiple", "high-version", "pdf417", "no-code"]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--per-category", type=int, default=10)
+    args = parser.parse_args()
+    expected = {}
+    for category in CATEGORIES:
+        rng = random.Random(f"{category}-corpus")
+        for index in range(args.per_category):
+            image, codes, ext, options = make(category, index, rng)
+            relative = f"{category}/{index:03d}.{ext}"
+            codegen.save(image, os.path.join(args.out, relative), **options)
+            expected[relative] = [{"format": f, "text": t} for f, t in codes]
+    with open(os.path.join(args.out, "expected.json"), "w") as f:
+        json.dump(expected, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main()
