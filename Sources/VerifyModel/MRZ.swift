@@ -1,0 +1,233 @@
+import Foundation
+
+/// Why an MRZ was refused: always a `documentCaptureError`, naming the field at fault.
+public struct MRZError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The field at fault, by its document key name (`documentNumber`, `dateOfBirth`...), `composite`, or `layout`.
+    public var field: String
+    public var message: String
+
+    public var code: DocumentSubmissionErrorCode { .documentCaptureError }
+    public var description: String { message }
+    public var documentError: DocumentSubmissionError { DocumentSubmissionError(code, message) }
+}
+
+/// A machine-readable zone (ICAO 9303 TD1, TD2 or TD3) with every check digit verified.
+public struct MRZ: Sendable, Equatable {
+    public enum Format: String, Sendable {
+        case td1 = "TD1", td2 = "TD2", td3 = "TD3"
+    }
+
+    public var format: Format
+    public var lines: [String]
+    /// `P`, `I`, `ID`, `AC`... with fillers removed.
+    public var documentCode: String
+    public var issuingState: String
+    /// Surname(s), fillers turned into spaces.
+    public var primaryIdentifier: String
+    /// Given names, fillers turned into spaces.
+    public var secondaryIdentifier: String
+    public var documentNumber: String
+    public var nationality: String
+    /// `YYYY-MM-DD`.
+    public var dateOfBirth: String
+    /// `M`, `F` or `X`.
+    public var sex: String
+    /// `YYYY-MM-DD`.
+    public var dateOfExpiry: String
+    /// TD3's personal number, TD1's first-line optional data, TD2's optional data.
+    public var optionalData: String
+    /// TD1's second-line optional data.
+    public var optionalData2: String
+
+    /// Parses MRZ text given as lines separated by `\n` or `\r\n`; surrounding whitespace and blank lines are
+    /// ignored. `referenceDate` decides two-digit years: a birth year is never in the future, and an expiry
+    /// year is at most 50 years ahead.
+    public init(parsing text: String, referenceDate: Date = Date()) throws(MRZError) {
+        let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" })
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        let format: Format
+        switch (lines.count, lines.first?.count) {
+        case (3, 30) where lines.allSatisfy({ $0.count == 30 }): format = .td1
+        case (2, 36) where lines.allSatisfy({ $0.count == 36 }): format = .td2
+        case (2, 44) where lines.allSatisfy({ $0.count == 44 }): format = .td3
+        default:
+            throw MRZError(field: "layout", message: "MRZ is not TD1 (3×30), TD2 (2×36) or TD3 (2×44): got \(lines.count) line(s) of length \(lines.map { String($0.count) }.joined(separator: ", "))")
+        }
+        for (index, line) in lines.enumerated() {
+            if let bad = line.first(where: { !MRZ.isMRZCharacter($0) }) {
+                throw MRZError(field: "layout", message: "MRZ line \(index + 1) has a character outside A-Z, 0-9 and '<': '\(bad)'")
+            }
+        }
+        let rows = lines.map { Array($0) }
+        let year = Calendar(identifier: .gregorian).dateComponents(in: .gmt, from: referenceDate).year!
+        self.format = format
+        self.lines = lines
+
+        switch format {
+        case .td3, .td2:
+            let width = rows[0].count
+            let (first, second) = (rows[0], rows[1])
+            documentCode = MRZ.field(first, 0..<2)
+            issuingState = MRZ.field(first, 2..<5)
+            (primaryIdentifier, secondaryIdentifier) = MRZ.names(first[5..<width])
+            documentNumber = try MRZ.checked(second, 0..<9, check: 9, field: "documentNumber")
+            nationality = MRZ.field(second, 10..<13)
+            dateOfBirth = try MRZ.date(try MRZ.checked(second, 13..<19, check: 19, field: "dateOfBirth"),
+                                       field: "dateOfBirth", pivotYear: year, isExpiry: false)
+            sex = try MRZ.sex(second[20])
+            dateOfExpiry = try MRZ.date(try MRZ.checked(second, 21..<27, check: 27, field: "dateOfExpiry"),
+                                        field: "dateOfExpiry", pivotYear: year, isExpiry: true)
+            if format == .td3 {
+                optionalData = try MRZ.checked(second, 28..<42, check: 42, field: "personalIdNumber", fillerMeansZero: true)
+                try MRZ.verify(Array(second[0..<10] + second[13..<20] + second[21..<43]), digit: second[43], field: "composite")
+            } else {
+                optionalData = MRZ.field(second, 28..<35)
+                try MRZ.verify(Array(second[0..<10] + second[13..<20] + second[21..<35]), digit: second[35], field: "composite")
+            }
+            optionalData2 = ""
+        case .td1:
+            let (first, second, third) = (rows[0], rows[1], rows[2])
+            documentCode = MRZ.field(first, 0..<2)
+            issuingState = MRZ.field(first, 2..<5)
+            if first[14] == "<", first[15] != "<" {
+                let end = first[15..<30].firstIndex(of: "<") ?? 30
+                // A number longer than 9 characters continues in the optional data, its check digit last.
+                let number = Array(first[5..<14] + first[15..<(end - 1)])
+                try MRZ.verify(number, digit: first[end - 1], field: "documentNumber")
+                documentNumber = String(number).replacingOccurrences(of: "<", with: "")
+                optionalData = MRZ.field(first, end..<30)
+            } else {
+                documentNumber = try MRZ.checked(first, 5..<14, check: 14, field: "documentNumber")
+                optionalData = MRZ.field(first, 15..<30)
+            }
+            dateOfBirth = try MRZ.date(try MRZ.checked(second, 0..<6, check: 6, field: "dateOfBirth"),
+                                       field: "dateOfBirth", pivotYear: year, isExpiry: false)
+            sex = try MRZ.sex(second[7])
+            dateOfExpiry = try MRZ.date(try MRZ.checked(second, 8..<14, check: 14, field: "dateOfExpiry"),
+                                        field: "dateOfExpiry", pivotYear: year, isExpiry: true)
+            nationality = MRZ.field(second, 15..<18)
+            optionalData2 = MRZ.field(second, 18..<29)
+            try MRZ.verify(Array(first[5..<30] + second[0..<7] + second[8..<15] + second[18..<29]),
+                           digit: second[29], field: "composite")
+            (primaryIdentifier, secondaryIdentifier) = MRZ.names(third[0..<30])
+        }
+    }
+
+    /// The document keys this MRZ provides (SPEC §1).
+    public var fields: DocumentFields {
+        var fields = DocumentFields()
+        fields[.mrzData] = lines.joined(separator: "\n")
+        fields[.documentNumber] = documentNumber
+        fields[.country] = issuingState.isEmpty ? nil : issuingState
+        fields[.nationality] = nationality.isEmpty ? nil : nationality
+        fields[.dateOfBirth] = dateOfBirth
+        fields[.dateOfExpiry] = dateOfExpiry
+        fields[.sex] = sex
+        fields[.lastName] = primaryIdentifier.isEmpty ? nil : primaryIdentifier
+        let given = secondaryIdentifier.split(separator: " ").map(String.init)
+        fields[.firstName] = given.first
+        fields[.middleName] = given.count > 1 ? given.dropFirst().joined(separator: " ") : nil
+        let full = [secondaryIdentifier, primaryIdentifier].filter { !$0.isEmpty }.joined(separator: " ")
+        fields[.fullName] = full.isEmpty ? nil : full
+        fields[.personalIdNumber] = optionalData.isEmpty ? nil : optionalData
+        fields[.documentAdditionalNumber] = optionalData2.isEmpty ? nil : optionalData2
+        return fields
+    }
+
+    // MARK: - ICAO 9303 rules
+
+    static func isMRZCharacter(_ character: Character) -> Bool {
+        character == "<" || ("A"..."Z").contains(character) || ("0"..."9").contains(character)
+    }
+
+    /// The check digit over `characters`: weights 7, 3, 1 repeating; digits as themselves, A-Z as 10-35, `<` as 0.
+    public static func checkDigit(_ characters: some Sequence<Character>) -> Int {
+        let weights = [7, 3, 1]
+        var sum = 0
+        for (index, character) in characters.enumerated() {
+            let value: Int = if let digit = character.wholeNumberValue, character.isASCII {
+                digit
+            } else if let ascii = character.asciiValue, ascii >= 65, ascii <= 90 {
+                Int(ascii) - 55
+            } else {
+                0
+            }
+            sum += value * weights[index % 3]
+        }
+        return sum % 10
+    }
+
+    private static func field(_ row: [Character], _ range: Range<Int>) -> String {
+        String(row[range]).replacingOccurrences(of: "<", with: "")
+    }
+
+    private static func verify(_ characters: [Character], digit: Character, field: String, fillerMeansZero: Bool = false) throws(MRZError) {
+        let expected = checkDigit(characters)
+        let given: Int? = digit == "<" && fillerMeansZero ? 0 : (digit.isASCII ? digit.wholeNumberValue : nil)
+        guard given == expected else {
+            throw MRZError(field: field, message: "MRZ check digit for \(field) is '\(digit)', expected \(expected)")
+        }
+    }
+
+    private static func checked(_ row: [Character], _ range: Range<Int>, check: Int, field: String,
+                                fillerMeansZero: Bool = false) throws(MRZError) -> String {
+        // An all-filler optional field may carry '<' as its check digit.
+        let allFiller = row[range].allSatisfy { $0 == "<" }
+        try verify(Array(row[range]), digit: row[check], field: field, fillerMeansZero: fillerMeansZero && allFiller)
+        return Self.field(row, range)
+    }
+
+    private static func names(_ slice: ArraySlice<Character>) -> (primary: String, secondary: String) {
+        let text = String(slice)
+        let parts = text.components(separatedBy: "<<")
+        let clean = { (part: String) in
+            part.split(separator: "<").joined(separator: " ")
+        }
+        let primary = clean(parts[0])
+        let secondary = clean(parts.dropFirst().joined(separator: "<<"))
+        return (primary, secondary)
+    }
+
+    private static func sex(_ character: Character) throws(MRZError) -> String {
+        switch character {
+        case "M": "M"
+        case "F": "F"
+        case "<", "X": "X"
+        default: throw MRZError(field: "sex", message: "MRZ sex is '\(character)', expected M, F, X or <")
+        }
+    }
+
+    private static func date(_ text: String, field: String, pivotYear: Int, isExpiry: Bool) throws(MRZError) -> String {
+        let digits = text.compactMap { $0.isASCII ? $0.wholeNumberValue : nil }
+        guard digits.count == 6 else {
+            throw MRZError(field: field, message: "MRZ \(field) '\(text)' is not a YYMMDD date")
+        }
+        let yy = digits[0] * 10 + digits[1], month = digits[2] * 10 + digits[3], day = digits[4] * 10 + digits[5]
+        let century = pivotYear / 100 * 100
+        var year = century + yy
+        if isExpiry {
+            if year > pivotYear + 50 { year -= 100 }
+            if year < pivotYear - 50 { year += 100 }
+        } else if year > pivotYear {
+            year -= 100
+        }
+        guard isValidDate(year: year, month: month, day: day) else {
+            throw MRZError(field: field, message: "MRZ \(field) '\(text)' is not a valid date")
+        }
+        return formatDate(year: year, month: month, day: day)
+    }
+}
+
+/// `YYYY-MM-DD`, the spec's normalised date.
+func formatDate(year: Int, month: Int, day: Int) -> String {
+    let pad = { (value: Int, width: Int) in String(repeating: "0", count: max(0, width - String(value).count)) + String(value) }
+    return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+}
+
+func isValidDate(year: Int, month: Int, day: Int) -> Bool {
+    guard (1...12).contains(month), day >= 1, year >= 1 else { return false }
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+    return day <= days[month - 1]
+}
