@@ -36,6 +36,7 @@ let package = Package(
 
         .testTarget(name: "ImageDecodingTests", dependencies: ["ImageDecoding"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BarcodeScanningTests", dependencies: ["BarcodeScanning"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel"]),
         .testTarget(name: "VerifyPipelineCLITests", dependencies: ["verify-pipeline"]),
     ],
     swiftLanguageModes: [.v6],

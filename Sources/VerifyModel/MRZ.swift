@@ -43,7 +43,7 @@ public struct MRZ: Sendable, Equatable {
     /// ignored. `referenceDate` decides two-digit years: a birth year is never in the future, and an expiry
     /// year is at most 50 years ahead.
     public init(parsing text: String, referenceDate: Date = Date()) throws(MRZError) {
-        let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" })
+        let lines = text.split(whereSeparator: \.isNewline)
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
         let format: Format
@@ -60,7 +60,8 @@ public struct MRZ: Sendable, Equatable {
             }
         }
         let rows = lines.map { Array($0) }
-        let year = Calendar(identifier: .gregorian).dateComponents(in: .gmt, from: referenceDate).year!
+        let today = Calendar(identifier: .gregorian).dateComponents(in: .gmt, from: referenceDate)
+        let year = (today.year!, today.month!, today.day!)
         self.format = format
         self.lines = lines
 
@@ -198,7 +199,8 @@ public struct MRZ: Sendable, Equatable {
         }
     }
 
-    private static func date(_ text: String, field: String, pivotYear: Int, isExpiry: Bool) throws(MRZError) -> String {
+    private static func date(_ text: String, field: String, pivotYear today: (Int, Int, Int), isExpiry: Bool) throws(MRZError) -> String {
+        let pivotYear = today.0
         let digits = text.compactMap { $0.isASCII ? $0.wholeNumberValue : nil }
         guard digits.count == 6 else {
             throw MRZError(field: field, message: "MRZ \(field) '\(text)' is not a YYMMDD date")
@@ -209,7 +211,7 @@ public struct MRZ: Sendable, Equatable {
         if isExpiry {
             if year > pivotYear + 50 { year -= 100 }
             if year < pivotYear - 50 { year += 100 }
-        } else if year > pivotYear {
+        } else if (year, month, day) > today {
             year -= 100
         }
         guard isValidDate(year: year, month: month, day: day) else {

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+@testable import VerifyModel
+
+@Suite("Verification QR strings (SPEC §2)")
+struct VerificationQRTests {
+    @Test("the webapp form")
+    func webappForm() throws {
+        let qr = try VerificationQR(parsing: "https://apps.pingone.com/3072206d-c6ce-4b15-8ad2-f87e972c7cc3/verify/verify-webapp/v2/index.html?txnid=5b3a0f5e-8a4c&url=https%3A%2F%2Fapi.pingone.com%2Fv1%2FidValidations%2FwebVerifications&code=417203")
+        #expect(qr.transactionId == "5b3a0f5e-8a4c")
+        #expect(qr.verificationCode == "417203")
+        #expect(qr.apiBase?.absoluteString == "https://api.pingone.com/v1/idValidations/webVerifications")
+        #expect(qr.envId == "3072206d-c6ce-4b15-8ad2-f87e972c7cc3")
+        #expect(qr.source == nil)
+    }
+
+    @Test("the API form, with envId and source, surrounded by whitespace")
+    func apiForm() throws {
+        let qr = try VerificationQR(parsing: "  https://api.pingone.com/v1/idValidations/webVerifications?envId=abc-123&txnid=t1&code=999&source=kiosk\n")
+        #expect(qr == VerificationQR(transactionId: "t1", verificationCode: "999", envId: "abc-123", source: "kiosk"))
+    }
+
+    @Test("every QRError code", arguments: [
+        ("", QRError.invalidQR),
+        ("hello, world", .invalidQR),
+        ("ftp://api.pingone.com/x?txnid=1&code=2", .invalidQR),
+        ("https://example.com/search?q=passport", .invalidQR),
+        ("https://api.pingone.com/v1/x?txnid=1&code=2&url=not%20a%20url", .unableToParse),
+        ("https://api.pingone.com/v1/x?txnid=1&code=2&url=https%3A%2F%2F", .unableToParse),
+        ("https://api.pingone.com/v1/idValidations/webVerifications", .missingQueryItems),
+        ("https://api.pingone.com/v1/idValidations/webVerifications?", .missingQueryItems),
+        ("https://api.pingone.com/v1/idValidations/webVerifications?txnid=abc", .missingVerificationCode),
+        ("https://api.pingone.com/v1/idValidations/webVerifications?txnid=abc&code=", .missingVerificationCode),
+        ("https://api.pingone.com/v1/idValidations/webVerifications?code=123456", .missingTransactionId),
+    ])
+    func errors(_ text: String, _ expected: QRError) {
+        let error = #expect(throws: QRError.self) { try VerificationQR(parsing: text) }
+        #expect(error == expected)
+    }
+
+    @Test("every QRError code is produced by some input above")
+    func allCodesCovered() {
+        #expect(QRError.allCases.count == 5)
+    }
+}
