@@ -9,6 +9,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // C libraries, reached through system-library targets with a shim.h each.
@@ -26,10 +27,11 @@ let package = Package(
         .target(name: "VerifyModel"),
         .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"]),
         .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding"]),
+        .target(name: "TransactionStore", dependencies: ["VerifyModel", .product(name: "GRDB", package: "GRDB.swift")]),
         .executableTarget(
             name: "verify-pipeline",
             dependencies: [
-                "ImageDecoding", "BarcodeScanning", "VerifyModel",
+                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -37,6 +39,9 @@ let package = Package(
         .testTarget(name: "ImageDecodingTests", dependencies: ["ImageDecoding"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BarcodeScanningTests", dependencies: ["BarcodeScanning"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel"]),
+        .testTarget(name: "TransactionStoreTests", dependencies: ["TransactionStore", "store-burst"]),
+        // Writes transitions until it is killed: the store's crash test runs it in a child process.
+        .executableTarget(name: "store-burst", dependencies: ["TransactionStore"], path: "Tests/Helpers/store-burst"),
         .testTarget(name: "VerifyPipelineCLITests", dependencies: ["verify-pipeline"]),
     ],
     swiftLanguageModes: [.v6],

@@ -1,0 +1,353 @@
+import Foundation
+import GRDB
+import VerifyModel
+
+/// The embedded store: one SQLite file in WAL mode through one GRDB `DatabasePool`.
+/// Writes are serialised by the pool, so a read-modify-write inside one `write { }` cannot lose an update.
+public final class SQLiteTransactionStore: TransactionStore {
+    public let path: String
+    private let pool: DatabasePool
+
+    /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open.
+    public init(path: String, create: Bool = true) throws(StoreError) {
+        self.path = path
+        let exists = FileManager.default.fileExists(atPath: path)
+        if !exists {
+            guard create else { throw .cannotOpen("no store at \(path)") }
+            // Identity data: readable by its owner only. SQLite gives the -wal and -shm files the same mode.
+            let descriptor = Foundation.open(path, O_CREAT | O_WRONLY | O_EXCL, 0o600)
+            guard descriptor >= 0 else { throw .cannotOpen("cannot create \(path): \(String(cString: strerror(errno)))") }
+            close(descriptor)
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        configuration.foreignKeysEnabled = true
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            let superseded = try pool.read { db in try Self.migrator.hasBeenSuperseded(db) }
+            if superseded { throw StoreError.newerSchema(path) }
+            try Self.migrator.migrate(pool)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .cannotOpen("\(path): \(Self.describe(error))")
+        }
+    }
+
+    // MARK: - Schema
+
+    /// Named migrations: never change one once shipped; add a new one.
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-transactions-documents-transitions-submissions") { db in
+            let types = DocumentType.allCases.map { "'\($0.rawValue)'" }.joined(separator: ",")
+            let statuses = DocumentStatus.allCases.map { "'\($0.rawValue)'" }.joined(separator: ",")
+            let submissionStatuses = DocumentSubmissionStatus.allCases.map { "'\($0.rawValue)'" }.joined(separator: ",")
+            let outcomes = SubmissionOutcome.allCases.map { "'\($0.rawValue)'" }.joined(separator: ",")
+            try db.execute(sql: """
+                CREATE TABLE transactions (
+                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+                    verificationCode TEXT NOT NULL,
+                    envId TEXT,
+                    submissionStatus TEXT NOT NULL CHECK (submissionStatus IN (\(submissionStatuses))),
+                    createdAt DATETIME NOT NULL,
+                    updatedAt DATETIME NOT NULL,
+                    expiresAt DATETIME NOT NULL,
+                    signals TEXT
+                );
+                CREATE TABLE documentStatuses (
+                    transactionId TEXT NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,
+                    documentType TEXT NOT NULL CHECK (documentType IN (\(types))),
+                    requirement TEXT NOT NULL CHECK (requirement IN ('REQUIRED', 'OPTIONAL')),
+                    status TEXT NOT NULL CHECK (status IN (\(statuses))),
+                    PRIMARY KEY (transactionId, documentType)
+                );
+                CREATE TABLE documents (
+                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+                    transactionId TEXT NOT NULL,
+                    documentType TEXT NOT NULL,
+                    fields TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    contentHash TEXT NOT NULL,
+                    createdAt DATETIME NOT NULL,
+                    FOREIGN KEY (transactionId, documentType) REFERENCES documentStatuses(transactionId, documentType)
+                );
+                CREATE INDEX documentsByTransaction ON documents(transactionId);
+                CREATE TABLE transitions (
+                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                    transactionId TEXT NOT NULL REFERENCES transactions(id),
+                    documentType TEXT CHECK (documentType IS NULL OR documentType IN (\(types))),
+                    fromStatus TEXT NOT NULL,
+                    toStatus TEXT NOT NULL,
+                    at DATETIME NOT NULL,
+                    reason TEXT NOT NULL,
+                    CHECK ((documentType IS NULL AND fromStatus IN (\(submissionStatuses)) AND toStatus IN (\(submissionStatuses)))
+                        OR (documentType IS NOT NULL AND fromStatus IN (\(statuses)) AND toStatus IN (\(statuses))))
+                );
+                CREATE INDEX transitionsByTransaction ON transitions(transactionId, sequence);
+                CREATE TABLE submissions (
+                    documentId TEXT PRIMARY KEY NOT NULL REFERENCES documents(id),
+                    attempts INTEGER NOT NULL CHECK (attempts >= 0),
+                    outcome TEXT NOT NULL CHECK (outcome IN (\(outcomes))),
+                    error TEXT,
+                    updatedAt DATETIME NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }()
+
+    // MARK: - Rows
+
+    struct TransactionRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "transactions"
+        var id: String
+        var verificationCode: String
+        var envId: String?
+        var submissionStatus: String
+        var createdAt: Date
+        var updatedAt: Date
+        var expiresAt: Date
+        var signals: String?
+    }
+
+    struct StatusRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "documentStatuses"
+        var transactionId: String
+        var documentType: String
+        var requirement: String
+        var status: String
+    }
+
+    struct DocumentRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "documents"
+        var id: String
+        var transactionId: String
+        var documentType: String
+        var fields: String
+        var source: String
+        var contentHash: String
+        var createdAt: Date
+    }
+
+    struct TransitionRow: Codable, FetchableRecord, MutablePersistableRecord {
+        static let databaseTableName = "transitions"
+        var sequence: Int64?
+        var transactionId: String
+        var documentType: String?
+        var fromStatus: String
+        var toStatus: String
+        var at: Date
+        var reason: String
+
+        mutating func didInsert(_ inserted: InsertionSuccess) { sequence = inserted.rowID }
+    }
+
+    struct SubmissionRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "submissions"
+        var documentId: String
+        var attempts: Int
+        var outcome: String
+        var error: String?
+        var updatedAt: Date
+    }
+
+    // MARK: - TransactionStore
+
+    public func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
+        try await write { db in
+            if let existing = try Self.load(db, new.id) { return existing }
+            let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
+            try TransactionRow(id: new.id, verificationCode: new.verificationCode, envId: new.envId,
+                               submissionStatus: state.submissionStatus.rawValue, createdAt: new.createdAt,
+                               updatedAt: new.createdAt, expiresAt: new.expiresAt, signals: new.signals).insert(db)
+            for (type, status) in state.documents {
+                try StatusRow(transactionId: new.id, documentType: type.rawValue,
+                              requirement: state.policy[type]!.rawValue, status: status.rawValue).insert(db)
+            }
+            return try Self.load(db, new.id)!
+        }
+    }
+
+    public func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
+        try await write { db in
+            guard let transaction = try Self.load(db, document.transactionId) else {
+                throw StoreError.unknownTransaction(document.transactionId)
+            }
+            if try DocumentRow.exists(db, key: document.id) { return .alreadyRecorded(transaction) }
+            let (updated, transitions) = try Self.apply(db, .collect, to: document.type, of: transaction,
+                                                        reason: "document \(document.id) collected", at: time)
+            let fields = String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
+            try DocumentRow(id: document.id, transactionId: document.transactionId, documentType: document.type.rawValue,
+                            fields: fields, source: document.source, contentHash: document.contentHash,
+                            createdAt: document.createdAt).insert(db)
+            return .collected(updated, transitions)
+        }
+    }
+
+    public func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
+                      at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
+        try await write { db in
+            guard let transaction = try Self.load(db, transactionId) else { throw StoreError.unknownTransaction(transactionId) }
+            return try Self.apply(db, event, to: type, of: transaction, reason: reason, at: time)
+        }
+    }
+
+    public func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?,
+                                 at time: Date) async throws(StoreError) -> SubmissionRecord {
+        try await write { db in
+            guard try DocumentRow.exists(db, key: documentId) else { throw StoreError.unknownDocument(documentId) }
+            var row = try SubmissionRow.fetchOne(db, key: documentId)
+                ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: SubmissionOutcome.pending.rawValue, updatedAt: time)
+            if outcome != .pending { row.attempts += 1 }
+            row.outcome = outcome.rawValue
+            row.error = error
+            row.updatedAt = time
+            try row.save(db)
+            return Self.record(row)
+        }
+    }
+
+    public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
+        try await read { db in try SubmissionRow.fetchOne(db, key: documentId).map(Self.record) }
+    }
+
+    public func document(id: String) async throws(StoreError) -> DocumentRecord? {
+        try await read { db in
+            guard let row = try DocumentRow.fetchOne(db, key: id) else { return nil }
+            return DocumentRecord(id: row.id, transactionId: row.transactionId, type: DocumentType(rawValue: row.documentType)!,
+                                  fields: try JSONDecoder().decode(DocumentFields.self, from: Data(row.fields.utf8)),
+                                  source: row.source, contentHash: row.contentHash, createdAt: row.createdAt)
+        }
+    }
+
+    public func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
+        try await read { db in try Self.load(db, id) }
+    }
+
+    public func report(id: String) async throws(StoreError) -> TransactionReport? {
+        try await read { db in
+            guard let transaction = try Self.load(db, id) else { return nil }
+            let documents = try DocumentRow.filter(Column("transactionId") == id).order(Column("createdAt"), Column("id")).fetchAll(db)
+            let submissions = try SubmissionRow.filter(documents.map(\.id).contains(Column("documentId"))).fetchAll(db)
+            let byDocument = Dictionary(uniqueKeysWithValues: submissions.map { ($0.documentId, Self.record($0)) })
+            let history = try TransitionRow.filter(Column("transactionId") == id).order(Column("sequence")).fetchAll(db)
+            return TransactionReport(
+                transaction: transaction,
+                documents: try documents.map { row in
+                    let fields = try JSONDecoder().decode(DocumentFields.self, from: Data(row.fields.utf8))
+                    return .init(id: row.id, type: DocumentType(rawValue: row.documentType)!, source: row.source,
+                                 keys: fields.keys, submission: byDocument[row.id])
+                },
+                history: history.map(Self.record))
+        }
+    }
+
+    public func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
+        try await read { db in
+            var request = TransactionRow.order(Column("updatedAt").desc, Column("id"))
+            if let status { request = request.filter(Column("submissionStatus") == status.rawValue) }
+            let rows = try request.fetchAll(db)
+            let statuses = try StatusRow.filter(rows.map(\.id).contains(Column("transactionId"))).fetchAll(db)
+            let grouped = Dictionary(grouping: statuses, by: \.transactionId)
+            return rows.map { row in
+                TransactionSummary(
+                    id: row.id, status: DocumentSubmissionStatus(rawValue: row.submissionStatus)!,
+                    documents: Dictionary(uniqueKeysWithValues: (grouped[row.id] ?? []).map {
+                        (DocumentType(rawValue: $0.documentType)!, DocumentStatus(rawValue: $0.status)!)
+                    }),
+                    updatedAt: row.updatedAt, expiresAt: row.expiresAt)
+            }
+        }
+    }
+
+    /// Runs `PRAGMA integrity_check`; "ok" when the file is sound.
+    public func integrityCheck() async throws(StoreError) -> String {
+        try await read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
+    }
+
+    // MARK: - Helpers
+
+    /// The one place a status changes: the model decides, and the new statuses and their history rows are
+    /// written in the caller's database transaction.
+    private static func apply(_ db: Database, _ event: DocumentEvent, to type: DocumentType, of transaction: StoredTransaction,
+                              reason: String, at time: Date) throws -> (StoredTransaction, [TransitionRecord]) {
+        let next: TransactionState, transitions: [StatusTransition]
+        do {
+            (next, transitions) = try transaction.state.applying(event, to: type, at: time)
+        } catch {
+            throw StoreError.transition(error)
+        }
+        for (documentType, status) in next.documents where status != transaction.state.documents[documentType] {
+            try db.execute(sql: "UPDATE documentStatuses SET status = ? WHERE transactionId = ? AND documentType = ?",
+                           arguments: [status.rawValue, transaction.id, documentType.rawValue])
+        }
+        try db.execute(sql: "UPDATE transactions SET submissionStatus = ?, updatedAt = ? WHERE id = ?",
+                       arguments: [next.submissionStatus.rawValue, time, transaction.id])
+        var records: [TransitionRecord] = []
+        for transition in transitions {
+            let documentType: String? = if case .document(let type) = transition.subject { type.rawValue } else { nil }
+            var row = TransitionRow(transactionId: transaction.id, documentType: documentType, fromStatus: transition.from,
+                                    toStatus: transition.to, at: time, reason: reason)
+            try row.insert(db)
+            records.append(record(row))
+        }
+        var updated = transaction
+        updated.state = next
+        updated.updatedAt = time
+        return (updated, records)
+    }
+
+    private static func load(_ db: Database, _ id: String) throws -> StoredTransaction? {
+        guard let row = try TransactionRow.fetchOne(db, key: id) else { return nil }
+        let statuses = try StatusRow.filter(Column("transactionId") == id).fetchAll(db)
+        var policy: [DocumentType: DocumentRequirement] = [:], documents: [DocumentType: DocumentStatus] = [:]
+        for status in statuses {
+            let type = DocumentType(rawValue: status.documentType)!
+            policy[type] = DocumentRequirement(rawValue: status.requirement)!
+            documents[type] = DocumentStatus(rawValue: status.status)!
+        }
+        let state = TransactionState(policy: policy, documents: documents,
+                                     submissionStatus: DocumentSubmissionStatus(rawValue: row.submissionStatus)!,
+                                     expiresAt: row.expiresAt)
+        return StoredTransaction(id: row.id, verificationCode: row.verificationCode, envId: row.envId, state: state,
+                                 createdAt: row.createdAt, updatedAt: row.updatedAt, signals: row.signals)
+    }
+
+    private static func record(_ row: TransitionRow) -> TransitionRecord {
+        TransitionRecord(sequence: row.sequence ?? 0, transactionId: row.transactionId,
+                         documentType: row.documentType.flatMap(DocumentType.init(rawValue:)),
+                         from: row.fromStatus, to: row.toStatus, at: row.at, reason: row.reason)
+    }
+
+    private static func record(_ row: SubmissionRow) -> SubmissionRecord {
+        SubmissionRecord(documentId: row.documentId, attempts: row.attempts,
+                         outcome: SubmissionOutcome(rawValue: row.outcome)!, error: row.error, updatedAt: row.updatedAt)
+    }
+
+    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await pool.write(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database(Self.describe(error))
+        }
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await pool.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database(Self.describe(error))
+        }
+    }
+
+    /// SQLite's message without the SQL text, which could quote document data.
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "SQLite error \(error.resultCode)" }
+        return "\(error)"
+    }
+}

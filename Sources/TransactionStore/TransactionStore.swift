@@ -1,0 +1,174 @@
+import Foundation
+import VerifyModel
+
+/// A transaction as the store keeps it.
+public struct StoredTransaction: Sendable, Equatable {
+    public var id: String
+    public var verificationCode: String
+    public var envId: String?
+    public var state: TransactionState
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// The Protect signals payload shared by every submission of the transaction (SPEC §5).
+    public var signals: String?
+
+    public var policy: [DocumentType: DocumentRequirement] { state.policy }
+    public var expiresAt: Date { state.expiresAt }
+}
+
+/// What the first document of a transaction creates.
+public struct NewTransaction: Sendable, Equatable {
+    public var id: String
+    public var verificationCode: String
+    public var envId: String?
+    public var policy: [DocumentType: DocumentRequirement]
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var signals: String?
+
+    public init(id: String, verificationCode: String, envId: String? = nil, policy: [DocumentType: DocumentRequirement],
+                createdAt: Date, expiresAt: Date, signals: String? = nil) {
+        self.id = id
+        self.verificationCode = verificationCode
+        self.envId = envId
+        self.policy = policy
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.signals = signals
+    }
+}
+
+/// A captured and parsed document.
+public struct DocumentRecord: Sendable, Equatable {
+    /// Stable across re-runs of the same input: derived from the transaction and the content.
+    public var id: String
+    public var transactionId: String
+    public var type: DocumentType
+    public var fields: DocumentFields
+    /// Where it came from (a path, or a stream line's id); never personal data.
+    public var source: String
+    public var contentHash: String
+    public var createdAt: Date
+
+    public init(id: String, transactionId: String, type: DocumentType, fields: DocumentFields, source: String,
+                contentHash: String, createdAt: Date) {
+        self.id = id
+        self.transactionId = transactionId
+        self.type = type
+        self.fields = fields
+        self.source = source
+        self.contentHash = contentHash
+        self.createdAt = createdAt
+    }
+}
+
+/// One row of a transaction's append-only history.
+public struct TransitionRecord: Sendable, Equatable, Codable {
+    public var sequence: Int64
+    public var transactionId: String
+    /// nil for a move of the transaction itself.
+    public var documentType: DocumentType?
+    public var from: String
+    public var to: String
+    public var at: Date
+    public var reason: String
+}
+
+public enum SubmissionOutcome: String, Sendable, Codable, CaseIterable {
+    case pending = "PENDING"
+    case accepted = "ACCEPTED"
+    case failed = "FAILED"
+}
+
+/// The submission of one document: how often it was tried and how it ended.
+public struct SubmissionRecord: Sendable, Equatable, Codable {
+    public var documentId: String
+    public var attempts: Int
+    public var outcome: SubmissionOutcome
+    public var error: String?
+    public var updatedAt: Date
+}
+
+/// A line of the transaction list.
+public struct TransactionSummary: Sendable, Equatable, Codable {
+    public var id: String
+    public var status: DocumentSubmissionStatus
+    public var documents: [DocumentType: DocumentStatus]
+    public var updatedAt: Date
+    public var expiresAt: Date
+}
+
+/// Everything `verify-pipeline status ID` shows. Document fields are left out: they are personal data.
+public struct TransactionReport: Sendable, Equatable {
+    public struct Document: Sendable, Equatable {
+        public var id: String
+        public var type: DocumentType
+        public var source: String
+        public var keys: [DocumentKey]
+        public var submission: SubmissionRecord?
+    }
+
+    public var transaction: StoredTransaction
+    public var documents: [Document]
+    public var history: [TransitionRecord]
+}
+
+/// How `collect` went.
+public enum CollectOutcome: Sendable, Equatable {
+    /// The document was new: it was stored and these transitions applied.
+    case collected(StoredTransaction, [TransitionRecord])
+    /// A document with this id was recorded before: nothing changed.
+    case alreadyRecorded(StoredTransaction)
+}
+
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The model refused the move; nothing was written.
+    case transition(TransitionError)
+    case unknownTransaction(String)
+    case unknownDocument(String)
+    /// The store cannot be opened or created (a configuration error).
+    case cannotOpen(String)
+    /// The store was written by a newer verify-pipeline.
+    case newerSchema(String)
+    case database(String)
+
+    public var description: String {
+        switch self {
+        case .transition(let error): error.description
+        case .unknownTransaction(let id): "no transaction '\(id)' in the store"
+        case .unknownDocument(let id): "no document '\(id)' in the store"
+        case .cannotOpen(let reason): "cannot open the store: \(reason)"
+        case .newerSchema(let location): "the store at \(location) was written by a newer verify-pipeline; upgrade to read it"
+        case .database(let message): "store error: \(message)"
+        }
+    }
+
+    /// The spec's code when the failure belongs to one document.
+    public var documentError: DocumentSubmissionError {
+        switch self {
+        case .transition(let error): error.documentError
+        case .unknownTransaction: DocumentSubmissionError(.initiateDocumentTransactionError, description)
+        default: DocumentSubmissionError(.submissionError, description)
+        }
+    }
+}
+
+/// Where transactions, documents, their status history and submissions live, durable across crashes.
+/// Every status change goes through `TransactionState.applying` and is written with its history rows in one
+/// database transaction. SQLite is the embedded default; the protocol leaves room for a shared server store.
+public protocol TransactionStore: Sendable {
+    /// Creates the transaction, or returns it unchanged when it exists.
+    func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction
+    /// Stores a new document and moves its type to COLLECTED; a document id seen before changes nothing.
+    func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome
+    /// Applies any other event (process, skip, reject) to a transaction's document type.
+    func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
+               at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])
+    /// Records an attempt to submit a document and where it stands.
+    func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError) -> SubmissionRecord
+    func submission(documentId: String) async throws(StoreError) -> SubmissionRecord?
+    func document(id: String) async throws(StoreError) -> DocumentRecord?
+    func transaction(id: String) async throws(StoreError) -> StoredTransaction?
+    func report(id: String) async throws(StoreError) -> TransactionReport?
+    func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary]
+}
