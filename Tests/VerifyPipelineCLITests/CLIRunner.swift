@@ -25,8 +25,9 @@ struct CLIRunner {
         return root.appendingPathComponent(".build/debug/verify-pipeline")
     }()
 
-    static func run(_ arguments: [String], in directory: URL = root) throws -> Outcome {
+    static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) throws -> Outcome {
         let process = Process()
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory

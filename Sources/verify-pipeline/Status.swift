@@ -1,0 +1,175 @@
+import ArgumentParser
+import Foundation
+import TransactionStore
+import VerifyModel
+
+extension VerifyPipeline {
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a transaction's statuses, timestamps and history, or list transactions.",
+            discussion: "With no TRANSACTION_ID, lists the transactions, most recently updated first. Document fields are never shown."
+        )
+
+        @Argument(help: "The transaction to show; omit it to list transactions.")
+        var transactionId: String?
+
+        @Option(help: ArgumentHelp("List only transactions in this status (NOT_STARTED, STARTED, PROCESS, COMPLETED).", valueName: "status"))
+        var state: String?
+
+        @Flag(help: "JSON instead of text (one object; one line per transaction when listing).")
+        var json = false
+
+        @OptionGroup var store: StoreOptions
+
+        func validate() throws {
+            if let state, DocumentSubmissionStatus(rawValue: state.uppercased()) == nil {
+                throw ValidationError("unknown status '\(state)' (NOT_STARTED, STARTED, PROCESS, COMPLETED)")
+            }
+            if state != nil, transactionId != nil {
+                throw ValidationError("--state lists transactions: give it without a TRANSACTION_ID")
+            }
+        }
+
+        func run() async throws {
+            let store = try store.open(create: false)
+            if let transactionId {
+                guard let report = try await store.report(id: transactionId) else {
+                    CommandOutput.fail("no transaction '\(transactionId)' in the store")
+                    throw ExitCode(1)
+                }
+                print(json ? StatusFormat.json(report) : StatusFormat.text(report, now: Date()))
+            } else {
+                let summaries = try await store.transactions(status: state.flatMap { DocumentSubmissionStatus(rawValue: $0.uppercased()) })
+                if json {
+                    summaries.forEach { print(StatusFormat.json($0)) }
+                } else {
+                    print(StatusFormat.text(summaries))
+                }
+            }
+        }
+    }
+}
+
+/// How `status` prints: text for people, JSON with the spec's wire names for programs.
+enum StatusFormat {
+    static func text(_ report: TransactionReport, now: Date) -> String {
+        let transaction = report.transaction
+        let expired = now > transaction.expiresAt ? "  (expired)" : ""
+        var lines = [
+            "Transaction \(transaction.id)  \(transaction.state.submissionStatus.rawValue)",
+            "  created  \(Timestamp.string(transaction.createdAt))",
+            "  updated  \(Timestamp.string(transaction.updatedAt))",
+            "  expires  \(Timestamp.string(transaction.expiresAt))\(expired)",
+            "",
+            "  Documents",
+        ]
+        for type in transaction.state.documents.keys.sorted() {
+            let status = transaction.state.documents[type]!.rawValue
+            let policy = transaction.policy[type]!.rawValue
+            lines.append("    \(pad(type.rawValue, 14)) \(pad(status, 10)) policy \(policy)")
+            for document in report.documents where document.type == type {
+                let submission = document.submission.map { "submission \($0.outcome.rawValue), \($0.attempts) attempt\($0.attempts == 1 ? "" : "s")" }
+                    ?? "not submitted"
+                lines.append("      \(document.id)  \(document.source)  \(submission)")
+            }
+        }
+        lines += ["", "  History"]
+        for step in report.history {
+            lines.append("    \(Timestamp.string(step.at))  \(pad(step.documentType?.rawValue ?? "transaction", 14)) \(step.from) -> \(step.to)  (\(step.reason))")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func text(_ summaries: [TransactionSummary]) -> String {
+        guard !summaries.isEmpty else { return "No transactions." }
+        var lines = ["\(pad("TRANSACTION", 28)) \(pad("STATUS", 12)) \(pad("DOCUMENTS", 44)) UPDATED"]
+        for summary in summaries {
+            let documents = summary.documents.keys.sorted().map { "\($0.rawValue)=\(summary.documents[$0]!.rawValue)" }.joined(separator: " ")
+            lines.append("\(pad(summary.id, 28)) \(pad(summary.status.rawValue, 12)) \(pad(documents, 44)) \(Timestamp.string(summary.updatedAt))")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    struct ReportJSON: Encodable {
+        struct Document: Encodable {
+            var id: String
+            var documentType: String
+            var source: String
+            var keys: [String]
+            var submission: Submission?
+        }
+
+        struct Submission: Encodable {
+            var outcome: String
+            var attempts: Int
+            var error: String?
+            var updatedAt: String
+        }
+
+        struct Step: Encodable {
+            var sequence: Int64
+            var documentType: String?
+            var from: String
+            var to: String
+            var at: String
+            var reason: String
+        }
+
+        var transactionId: String
+        var documentSubmissionStatus: String
+        var documentStatus: [String: String]
+        var policy: [String: String]
+        var createdAt: String
+        var updatedAt: String
+        var expiresAt: String
+        var documents: [Document]
+        var history: [Step]
+    }
+
+    static func json(_ report: TransactionReport) -> String {
+        let transaction = report.transaction
+        let value = ReportJSON(
+            transactionId: transaction.id,
+            documentSubmissionStatus: transaction.state.submissionStatus.rawValue,
+            documentStatus: Dictionary(uniqueKeysWithValues: transaction.state.documents.map { ($0.key.rawValue, $0.value.rawValue) }),
+            policy: Dictionary(uniqueKeysWithValues: transaction.policy.map { ($0.key.rawValue, $0.value.rawValue) }),
+            createdAt: Timestamp.string(transaction.createdAt), updatedAt: Timestamp.string(transaction.updatedAt),
+            expiresAt: Timestamp.string(transaction.expiresAt),
+            documents: report.documents.map { document in
+                .init(id: document.id, documentType: document.type.rawValue, source: document.source,
+                      keys: document.keys.map(\.rawValue),
+                      submission: document.submission.map {
+                          .init(outcome: $0.outcome.rawValue, attempts: $0.attempts, error: $0.error, updatedAt: Timestamp.string($0.updatedAt))
+                      })
+            },
+            history: report.history.map {
+                .init(sequence: $0.sequence, documentType: $0.documentType?.rawValue, from: $0.from, to: $0.to,
+                      at: Timestamp.string($0.at), reason: $0.reason)
+            })
+        return encode(value)
+    }
+
+    struct SummaryJSON: Encodable {
+        var transactionId: String
+        var documentSubmissionStatus: String
+        var documentStatus: [String: String]
+        var updatedAt: String
+        var expiresAt: String
+    }
+
+    static func json(_ summary: TransactionSummary) -> String {
+        encode(SummaryJSON(transactionId: summary.id, documentSubmissionStatus: summary.status.rawValue,
+                           documentStatus: Dictionary(uniqueKeysWithValues: summary.documents.map { ($0.key.rawValue, $0.value.rawValue) }),
+                           updatedAt: Timestamp.string(summary.updatedAt), expiresAt: Timestamp.string(summary.expiresAt)))
+    }
+
+    static func encode(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+import TransactionStore
+import VerifyModel
+
+@Suite("verify-pipeline status", .serialized)
+struct StatusCommandTests {
+    /// A store with one completed transaction and one that has only started.
+    static func makeStore() async throws -> (folder: URL, path: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let store = try SQLiteTransactionStore(path: path)
+        let t0 = Date(timeIntervalSince1970: 1_795_305_600)
+        let policy: [DocumentType: DocumentRequirement] = [.governmentId: .required, .selfie: .optional]
+        for id in ["txn-complete", "txn-started"] {
+            _ = try await store.openTransaction(NewTransaction(id: id, verificationCode: "1", policy: policy, createdAt: t0,
+                                                               expiresAt: t0.addingTimeInterval(1800)))
+        }
+        let document = DocumentRecord(id: "doc-1", transactionId: "txn-complete", type: .governmentId,
+                                      fields: DocumentFields([.lastName: "ERIKSSON", .documentNumber: "L898902C3"]),
+                                      source: "batch/txn-complete/back.png", contentHash: "h", createdAt: t0)
+        _ = try await store.collect(document, at: t0.addingTimeInterval(1))
+        _ = try await store.recordSubmission(documentId: "doc-1", outcome: .accepted, error: nil, at: t0.addingTimeInterval(2))
+        _ = try await store.apply(.process, to: .governmentId, of: "txn-complete", reason: "submission accepted", at: t0.addingTimeInterval(2))
+        _ = try await store.apply(.skip, to: .selfie, of: "txn-complete", reason: "end of batch", at: t0.addingTimeInterval(3))
+        _ = try await store.collect(DocumentRecord(id: "doc-2", transactionId: "txn-started", type: .selfie, fields: DocumentFields(),
+                                                   source: "stream:line-4", contentHash: "h2", createdAt: t0), at: t0.addingTimeInterval(4))
+        return (folder, path)
+    }
+
+    @Test("one transaction as text: statuses, timestamps, documents, history; no personal data")
+    func text() async throws {
+        let (folder, path) = try await Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outcome = try CLIRunner.run(["status", "txn-complete", "--store", "sqlite:\(path)"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let text = outcome.stdout
+        #expect(text.hasPrefix("Transaction txn-complete  COMPLETED\n"))
+        #expect(text.contains("created  2026-11-22T00:00:00.000Z"))
+        #expect(text.contains("expires  2026-11-22T00:30:00.000Z  (expired)"))
+        #expect(text.contains("GOVERNMENT_ID  PROCESSED  policy REQUIRED"))
+        #expect(text.contains("doc-1  batch/txn-complete/back.png  submission ACCEPTED, 1 attempt"))
+        #expect(text.contains("SELFIE         SKIPPED    policy OPTIONAL"))
+        let history = text.components(separatedBy: "History\n")[1].split(separator: "\n")
+        #expect(history.count == 6)
+        #expect(history.last?.contains("transaction    PROCESS -> COMPLETED  (end of batch)") == true)
+        #expect(!text.contains("ERIKSSON") && !text.contains("L898902C3"))
+    }
+
+    @Test("one transaction as JSON with the spec's names")
+    func json() async throws {
+        let (folder, path) = try await Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outcome = try CLIRunner.run(["status", "txn-complete", "--json", "--store", path])
+        #expect(outcome.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any])
+        #expect(object["documentSubmissionStatus"] as? String == "COMPLETED")
+        #expect(object["documentStatus"] as? [String: String] == ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "SKIPPED"])
+        #expect(object["expiresAt"] as? String == "2026-11-22T00:30:00.000Z")
+        let history = try #require(object["history"] as? [[String: Any]])
+        #expect(history.map { $0["to"] as? String } == ["COLLECTED", "STARTED", "PROCESS", "PROCESSED", "SKIPPED", "COMPLETED"])
+        let documents = try #require(object["documents"] as? [[String: Any]])
+        #expect(documents.first?["keys"] as? [String] == ["documentNumber", "lastName"])
+        #expect(!outcome.stdout.contains("ERIKSSON"))
+    }
+
+    @Test("listing, filtered by --state, as text and NDJSON; the environment names the store")
+    func listing() async throws {
+        let (folder, path) = try await Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let all = try CLIRunner.run(["status", "--store", path])
+        #expect(all.lines.count == 3)
+        #expect(all.lines[1].hasPrefix("txn-started") && all.lines[1].contains("STARTED"))
+        #expect(all.lines[2].hasPrefix("txn-complete") && all.lines[2].contains("GOVERNMENT_ID=PROCESSED SELFIE=SKIPPED"))
+        let completed = try CLIRunner.run(["status", "--state", "completed", "--json"], environment: ["VERIFY_PIPELINE_STORE": "sqlite:\(path)"])
+        #expect(completed.status == 0, "\(completed.stderr)")
+        #expect(completed.lines.count == 1)
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(completed.lines[0].utf8)) as? [String: Any])
+        #expect(line["transactionId"] as? String == "txn-complete")
+    }
+
+    @Test("an unknown id exits 1 with one line; a missing, foreign or unsupported store exits 2")
+    func failures() async throws {
+        let (folder, path) = try await Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let unknown = try CLIRunner.run(["status", "nope", "--store", path])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr == "verify-pipeline: no transaction 'nope' in the store\n")
+
+        let missing = try CLIRunner.run(["status", "--store", folder.appendingPathComponent("absent.sqlite").path])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.split(separator: "\n").count == 1)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("absent.sqlite").path))
+
+        let foreign = folder.appendingPathComponent("foreign.sqlite")
+        try Data("not a database, just text".utf8).write(to: foreign)
+        let bad = try CLIRunner.run(["status", "--store", foreign.path])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.hasPrefix("verify-pipeline: cannot open the store"))
+
+        let unsupported = try CLIRunner.run(["status", "--store", "mysql://db/verify"])
+        #expect(unsupported.status == 2)
+        #expect(unsupported.stderr.contains("unsupported store 'mysql://'"))
+    }
+}
