@@ -10,6 +10,11 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
     ],
     targets: [
         // C libraries, reached through system-library targets with a shim.h each.
@@ -28,10 +33,23 @@ let package = Package(
         .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"]),
         .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding"]),
         .target(name: "TransactionStore", dependencies: ["VerifyModel", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "Pipeline",
+            dependencies: [
+                "VerifyModel", "ImageDecoding", "BarcodeScanning", "TransactionStore",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "verify-pipeline",
             dependencies: [
-                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore",
+                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore", "Pipeline",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

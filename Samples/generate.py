@@ -63,6 +63,109 @@ def main():
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump(expected, f, indent=2, sort_keys=True)
         f.write("\n")
+    batch()
+    stream()
+
+
+BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch")
+# A TD3 that is valid until 2034, and the same with its document-number check digit broken.
+PASSPORT_MRZ = codegen.td3("SPECIMEN", ["ROBIN", "KIM"], "X4R7T2B90", "UTO", "880214", "X", "340601", personal="ZE184226B")
+BAD_MRZ = PASSPORT_MRZ[:45 + 9] + str((int(PASSPORT_MRZ[45 + 9]) + 1) % 10) + PASSPORT_MRZ[45 + 10:]
+
+
+def write_text(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def licence_back(fields, seed, qr_url=None):
+    card = codegen.paper(1000, 630, seed=seed, tint=(232, 238, 246))
+    code = codegen.pdf417(codegen.aamva(fields).encode("latin-1"), module_px=3, columns=8)
+    codegen.place(card, code, 40, 630 - code.shape[0] - 40)
+    if qr_url:
+        codegen.place(card, codegen.qr(qr_url, module_px=4), 680, 30)
+    return card
+
+
+def batch():
+    """Samples/batch: one subfolder per transaction, each ending as the README documents."""
+    url = lambda n: codegen.verification_url(ENV, f"txn-batch-{n:03d}", f"{700100 + n:06d}")  # noqa: E731
+    jpeg = {"quality": 85}
+
+    folder = os.path.join(BATCH, "01-complete")
+    qr = codegen.paper(400, 400, seed=301)
+    codegen.place(qr, codegen.qr(url(1), module_px=4), 40, 40)
+    codegen.save(qr, os.path.join(folder, "qr.png"))
+    codegen.save(codegen.card_front(302), os.path.join(folder, "front.jpg"), **jpeg)
+    codegen.save(licence_back(LICENCES[0], 303), os.path.join(folder, "back.png"))
+    codegen.save(codegen.selfie(304), os.path.join(folder, "selfie.jpg"), **jpeg)
+    write_text(os.path.join(folder, "fields.json"), json.dumps({"email": "alex.sample@example.com", "phone": "+1 555 0100"}) + "\n")
+
+    folder = os.path.join(BATCH, "02-missing-selfie")
+    write_text(os.path.join(folder, "qr.txt"), url(2) + "\n")
+    codegen.save(codegen.card_front(311), os.path.join(folder, "front.jpg"), **jpeg)
+    codegen.save(licence_back(LICENCES[1], 312), os.path.join(folder, "back.jpg"), **jpeg)
+
+    folder = os.path.join(BATCH, "03-qr-on-back")
+    codegen.save(codegen.card_front(321), os.path.join(folder, "front.jpg"), **jpeg)
+    codegen.save(licence_back(LICENCES[0], 322, qr_url=url(3)), os.path.join(folder, "back.png"))
+
+    folder = os.path.join(BATCH, "04-passport-mrz")
+    write_text(os.path.join(folder, "qr.txt"), url(4) + "\n")
+    codegen.save(codegen.card_front(331, title="PASSPORT"), os.path.join(folder, "front.jpg"), **jpeg)
+    write_text(os.path.join(folder, "mrz.txt"), PASSPORT_MRZ + "\n")
+    codegen.save(codegen.selfie(332), os.path.join(folder, "selfie.jpg"), **jpeg)
+
+    folder = os.path.join(BATCH, "05-corrupt-image")
+    write_text(os.path.join(folder, "qr.txt"), url(5) + "\n")
+    codegen.save(codegen.card_front(341), os.path.join(folder, "front.jpg"), **jpeg)
+    with open(os.path.join(folder, "front.jpg"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(folder, "front.jpg"), "wb") as f:
+        f.write(data[: len(data) // 2])  # truncated in transfer
+    codegen.save(licence_back(LICENCES[1], 342), os.path.join(folder, "back.jpg"), **jpeg)
+    codegen.save(codegen.selfie(343), os.path.join(folder, "selfie.jpg"), **jpeg)
+
+    folder = os.path.join(BATCH, "06-bad-mrz")
+    write_text(os.path.join(folder, "qr.txt"), url(6) + "\n")
+    codegen.save(codegen.card_front(351, title="PASSPORT"), os.path.join(folder, "front.jpg"), **jpeg)
+    write_text(os.path.join(folder, "mrz.txt"), BAD_MRZ + "\n")
+
+    folder = os.path.join(BATCH, "07-expired")
+    write_text(os.path.join(folder, "qr.txt"), url(7) + "\n")
+    write_text(os.path.join(folder, "transaction.json"),
+               json.dumps({"createdAt": "2026-01-05T09:00:00Z", "expiresAt": "2026-01-05T09:30:00Z"}) + "\n")
+    codegen.save(codegen.card_front(361), os.path.join(folder, "front.jpg"), **jpeg)
+    codegen.save(licence_back(LICENCES[1], 362), os.path.join(folder, "back.jpg"), **jpeg)
+
+
+def stream():
+    """Samples/stream.ndjson: documents as an upstream capture service would send them, errors included.
+    Paths are relative to the repository root, where the README's commands run."""
+    import base64
+    import io
+    url = lambda n: codegen.verification_url(ENV, f"txn-stream-{n:03d}", f"{800100 + n:06d}", "api")  # noqa: E731
+    small = io.BytesIO()
+    codegen.selfie(401, size=(120, 160)).save(small, "JPEG", quality=80)
+    selfie = base64.b64encode(small.getvalue()).decode()
+    lines = [
+        {"id": "s1", "qr": url(1), "type": "GOVERNMENT_ID", "frontImagePath": "Samples/batch/02-missing-selfie/front.jpg",
+         "backImagePath": "Samples/batch/02-missing-selfie/back.jpg"},
+        {"id": "s2", "transactionId": "txn-stream-001", "type": "SELFIE", "selfie": selfie},
+        {"id": "s3", "transactionId": "txn-stream-001", "type": "EMAIL", "email": "morgan.example@example.com"},
+        {"id": "s4", "transactionId": "txn-stream-001", "type": "PHONE", "skip": True},
+        '{"id": "s5", "type": "GOVERNMENT_ID", "qr": ',
+        {"id": "s6", "qr": url(2), "type": "PASSPORT", "mrz": PASSPORT_MRZ},
+        {"id": "s7", "type": "SELFIE", "selfiePath": "Samples/batch/01-complete/selfie.jpg"},
+        {"id": "s8", "qr": url(2), "type": "SELFIE", "selfie": "%%% not base64 %%%"},
+        {"id": "s9", "qr": url(2), "type": "GOVERNMENT_ID", "frontImagePath": "Samples/batch/no-such-folder/front.jpg"},
+        {"id": "s10", "qr": "https://example.com/search?q=passport", "type": "SELFIE", "selfiePath": "Samples/batch/01-complete/selfie.jpg"},
+        {"id": "s11", "qr": url(3), "type": "GOVERNMENT_ID", "mrz": PASSPORT_MRZ},
+    ]
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "stream.ndjson"), "w") as f:
+        for line in lines:
+            f.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
 
 
 if __name__ == "__main__":

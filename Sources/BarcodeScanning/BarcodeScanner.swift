@@ -45,8 +45,10 @@ public final class BarcodeScanner {
         zbar = ZBarReader(formats: zbarFormats)
     }
 
-    /// Decodes `bytes` and returns the barcodes found, in the order found, without duplicates.
-    public func scan(_ bytes: [UInt8], expecting expectation: Expectation = .anyCode) throws(ImageDecodingError) -> [Barcode] {
+    /// Decodes `bytes` and returns the barcodes found, in the order found, without duplicates. `firstPass` is
+    /// the reduced decode (`firstPassPixels`) when the caller already made it.
+    public func scan(_ bytes: [UInt8], firstPass: GrayImage? = nil,
+                     expecting expectation: Expectation = .anyCode) throws(ImageDecodingError) -> [Barcode] {
         var found: [Barcode] = []
         func take(_ barcodes: [Barcode]) -> Bool {
             for barcode in barcodes where !found.contains(barcode) { found.append(barcode) }
@@ -63,7 +65,12 @@ public final class BarcodeScanner {
         }
 
         // Rung 1: the cheap decode, ZBar, and zxing-cpp for the formats only it reads.
-        let first = try decoder.decode(bytes, targetPixels: configuration.firstPassPixels)
+        let first: GrayImage
+        if let firstPass {
+            first = firstPass
+        } else {
+            first = try decoder.decode(bytes, targetPixels: configuration.firstPassPixels)
+        }
         _ = take(zbar.read(first, density: 2))
         let missing = zxingWanted()
         if !missing.isEmpty { _ = take(readZXing(first, formats: missing, tryHarder: false)) }

@@ -208,6 +208,27 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
+    public func finishSubmission(documentId: String, accepted: Bool, error: String?, at time: Date) async throws(StoreError)
+        -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
+        try await write { db in
+            guard let document = try DocumentRow.fetchOne(db, key: documentId) else { throw StoreError.unknownDocument(documentId) }
+            guard let transaction = try Self.load(db, document.transactionId) else {
+                throw StoreError.unknownTransaction(document.transactionId)
+            }
+            var row = try SubmissionRow.fetchOne(db, key: documentId)
+                ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: SubmissionOutcome.pending.rawValue, updatedAt: time)
+            row.attempts += 1
+            row.outcome = (accepted ? SubmissionOutcome.accepted : .failed).rawValue
+            row.error = error
+            row.updatedAt = time
+            try row.save(db)
+            let (updated, transitions) = try Self.apply(db, accepted ? .process : .reject, to: DocumentType(rawValue: document.documentType)!,
+                                                        of: transaction, reason: accepted ? "submission of \(documentId) accepted" : "submission of \(documentId) failed",
+                                                        at: time)
+            return (updated, Self.record(row), transitions)
+        }
+    }
+
     public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
         try await read { db in try SubmissionRow.fetchOne(db, key: documentId).map(Self.record) }
     }

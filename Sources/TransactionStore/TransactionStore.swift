@@ -166,6 +166,10 @@ public protocol TransactionStore: Sendable {
                at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])
     /// Records an attempt to submit a document and where it stands.
     func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError) -> SubmissionRecord
+    /// Records a submission's end and moves the document in the same database transaction: accepted ->
+    /// PROCESSED; failed permanently -> back to its policy status. A crash cannot separate the two.
+    func finishSubmission(documentId: String, accepted: Bool, error: String?, at time: Date) async throws(StoreError)
+        -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
     func submission(documentId: String) async throws(StoreError) -> SubmissionRecord?
     func document(id: String) async throws(StoreError) -> DocumentRecord?
     func transaction(id: String) async throws(StoreError) -> StoredTransaction?

@@ -82,10 +82,10 @@ enum StatusFormat {
 
     static func text(_ summaries: [TransactionSummary]) -> String {
         guard !summaries.isEmpty else { return "No transactions." }
-        var lines = ["\(pad("TRANSACTION", 28)) \(pad("STATUS", 12)) \(pad("DOCUMENTS", 44)) UPDATED"]
+        var lines = ["\(pad("TRANSACTION", 28)) \(pad("STATUS", 12)) \(pad("DOCUMENTS", 44))  UPDATED"]
         for summary in summaries {
             let documents = summary.documents.keys.sorted().map { "\($0.rawValue)=\(summary.documents[$0]!.rawValue)" }.joined(separator: " ")
-            lines.append("\(pad(summary.id, 28)) \(pad(summary.status.rawValue, 12)) \(pad(documents, 44)) \(Timestamp.string(summary.updatedAt))")
+            lines.append("\(pad(summary.id, 28)) \(pad(summary.status.rawValue, 12)) \(pad(documents, 44))  \(Timestamp.string(summary.updatedAt))")
         }
         return lines.joined(separator: "\n")
     }

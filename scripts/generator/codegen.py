@@ -97,3 +97,47 @@ def place(background, code, x, y):
 def save(image, path, **options):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     image.save(path, **options)
+
+
+ICAO_VALUES = {c: i for i, c in enumerate("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")}
+
+
+def check_digit(text):
+    """ICAO 9303 check digit: weights 7, 3, 1; '<' counts as 0."""
+    return str(sum(ICAO_VALUES.get(c, 0) * (7, 3, 1)[i % 3] for i, c in enumerate(text)) % 10)
+
+
+def td3(surname, given, number, nationality, birth, sex, expiry, personal="", issuing="UTO"):
+    """A valid TD3 (passport) MRZ; dates as YYMMDD."""
+    names = (surname + "<<" + "<".join(given)).ljust(39, "<")[:39]
+    line1 = ("P<" + issuing + names)[:44]
+    number = number.ljust(9, "<")
+    personal = personal.ljust(14, "<")
+    body = number + check_digit(number) + nationality + birth + check_digit(birth) + sex + expiry + check_digit(expiry)
+    body += personal + check_digit(personal)
+    composite = check_digit(body[0:10] + body[13:20] + body[21:43])
+    return line1 + "\n" + body + composite
+
+
+def card_front(seed, title="DRIVER LICENSE", size=(800, 500)):
+    """A card front: printed lines and a portrait box, no barcode."""
+    card = paper(size[0], size[1], seed=seed, tint=(228, 236, 248))
+    draw = ImageDraw.Draw(card)
+    draw.rectangle([30, 110, 230, 370], fill=(150, 160, 175))
+    draw.ellipse([80, 150, 180, 260], fill=(205, 180, 160))
+    draw.text((260, 20), title, fill=(20, 40, 90), font=ImageFont.load_default())
+    return card
+
+
+def selfie(seed, size=(480, 640)):
+    """A stand-in for a selfie: a face-like ellipse on a plain background."""
+    rng = np.random.default_rng(seed)
+    background = np.empty((size[1], size[0], 3), dtype=np.float32)
+    background[:] = (120, 140, 160)
+    background += rng.normal(0, 4, (size[1], size[0], 1))
+    image = Image.fromarray(np.clip(background, 0, 255).astype(np.uint8), "RGB")
+    draw = ImageDraw.Draw(image)
+    w, h = size
+    draw.ellipse([w * 0.25, h * 0.2, w * 0.75, h * 0.7], fill=(210, 180, 160))
+    draw.rectangle([w * 0.2, h * 0.75, w * 0.8, h], fill=(60, 70, 90))
+    return image

@@ -1,0 +1,31 @@
+import Foundation
+import TransactionStore
+import VerifyModel
+
+/// What is submitted for one document (SPEC §7's request body, plus what authenticates it).
+public struct SubmissionRequest: Sendable {
+    public var documentId: String
+    public var transaction: StoredTransaction
+    public var documentType: DocumentType
+    public var document: DocumentFields
+}
+
+/// How a submission ended.
+public enum SubmissionResult: Sendable, Equatable {
+    /// Accepted now, or already accepted before (HTTP 409).
+    case accepted
+    /// Failed for good: the document goes back to its policy status with this error.
+    case failed(DocumentSubmissionError)
+}
+
+/// Sends documents somewhere. The pipeline records the result in the store.
+public protocol DocumentSubmitter: Sendable {
+    func submit(_ request: SubmissionRequest) async -> SubmissionResult
+}
+
+/// The embedded default: the store's record of the submission is the submission.
+public struct LocalSubmitter: DocumentSubmitter {
+    public init() {}
+
+    public func submit(_ request: SubmissionRequest) async -> SubmissionResult { .accepted }
+}

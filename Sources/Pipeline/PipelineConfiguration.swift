@@ -1,0 +1,302 @@
+import BarcodeScanning
+import Foundation
+import VerifyModel
+import Yams
+
+/// A pipeline file (SPEC §7). Every field has a default, so an empty file is a valid pipeline.
+public struct PipelineConfiguration: Sendable, Equatable {
+    public struct Stage: Sendable, Equatable {
+        public var workers: Int
+        public var queue: Int
+
+        public init(workers: Int, queue: Int) {
+            self.workers = workers
+            self.queue = queue
+        }
+    }
+
+    public struct Protect: Sendable, Equatable {
+        public var enabled = false
+        public var envId: String?
+        public var deviceAttributesToIgnore: [String] = []
+        public var isBehavioralDataCollection = true
+        public var isConsoleLogEnabled = false
+        public var isLazyMetadata = false
+        public var customHost: String?
+        public var pauseBehavioralDataOnSuccess = false
+        public var resumeBehavioralDataOnStart = false
+
+        public init() {}
+    }
+
+    public enum SubmitterKind: String, Sendable, Equatable {
+        case local, http
+    }
+
+    public struct Retry: Sendable, Equatable {
+        public var maxAttempts = 5
+        public var initialBackoffMs = 200
+        public var maxBackoffMs = 5000
+
+        public init() {}
+    }
+
+    public struct Submitter: Sendable, Equatable {
+        public var kind: SubmitterKind = .local
+        public var endpoint: URL?
+        /// The name of the environment variable holding a bearer token; never the token itself.
+        public var tokenEnv: String?
+        public var timeoutSeconds: Double = 10
+        public var retry = Retry()
+
+        public init() {}
+    }
+
+    public var name = "default"
+    public var documents: [DocumentType: DocumentRequirement] = [
+        .governmentId: .required, .selfie: .optional, .email: .optional, .phone: .optional, .voice: .disabled,
+    ]
+    /// expiresAt = createdAt + this, unless the input gives the transaction's own expiry.
+    public var transactionLifetime: TimeInterval = 30 * 60
+    /// An identity document whose dateOfExpiry has passed is a documentCaptureError.
+    public var failExpiredId = true
+    public var decode = Stage(workers: 2, queue: 64)
+    public var scan = Stage(workers: 2, queue: 64)
+    public var track = Stage(workers: 1, queue: 64)
+    public var submit = Stage(workers: 4, queue: 256)
+    public var symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417]
+    /// A government-id back must carry a readable PDF417 (when PDF417 is enabled).
+    public var requireBackBarcode = true
+    public var maxPixels = 100_000_000
+    public var protect = Protect()
+    public var submitter = Submitter()
+
+    public init() {}
+}
+
+/// A pipeline file that cannot be used: a configuration error (exit 2), naming the key at fault.
+public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+
+    init(_ message: String) { self.message = message }
+}
+
+extension PipelineConfiguration {
+    /// Reads a pipeline file.
+    public init(contentsOf url: URL) throws(ConfigurationError) {
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            throw ConfigurationError("cannot read the pipeline file \(url.path): \(error.localizedDescription)")
+        }
+        try self.init(yaml: text, name: url.lastPathComponent)
+    }
+
+    /// Parses pipeline YAML; unknown keys are refused with their path (e.g. `stages.scan.wokers`).
+    public init(yaml: String, name file: String = "pipeline") throws(ConfigurationError) {
+        self.init()
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch {
+            throw ConfigurationError("\(file) is not valid YAML: \(error)")
+        }
+        guard let root else { return }
+        let top = try Section(root, path: "", file: file)
+        try top.only(["name", "policy", "stages", "scan", "protect", "submitter"])
+        if let value = try top.string("name") { name = value }
+
+        if let policy = try top.section("policy") {
+            try policy.only(["documents", "transactionLifetime", "failExpiredId"])
+            if let documentsSection = try policy.section("documents") {
+                var documents: [DocumentType: DocumentRequirement] = Dictionary(uniqueKeysWithValues: DocumentType.allCases.map { ($0, .disabled) })
+                for key in documentsSection.keys {
+                    guard let type = DocumentType(rawValue: key) else {
+                        throw documentsSection.error(key, "unknown document type (known: \(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    }
+                    let value = try documentsSection.string(key) ?? ""
+                    guard let requirement = DocumentRequirement(rawValue: value.uppercased()) else {
+                        throw documentsSection.error(key, "must be REQUIRED, OPTIONAL or DISABLED, not '\(value)'")
+                    }
+                    documents[type] = requirement
+                }
+                guard documents.values.contains(where: { $0 != .disabled }) else {
+                    throw documentsSection.error(nil, "enables no document type")
+                }
+                self.documents = documents
+            }
+            if let lifetime = try policy.string("transactionLifetime") {
+                guard let seconds = Self.duration(lifetime), seconds > 0 else {
+                    throw policy.error("transactionLifetime", "must be a duration such as 90s, 30m, 12h or 7d, not '\(lifetime)'")
+                }
+                transactionLifetime = seconds
+            }
+            if let value = try policy.bool("failExpiredId") { failExpiredId = value }
+        }
+
+        if let stages = try top.section("stages") {
+            try stages.only(["decode", "scan", "track", "submit"])
+            for (key, path) in [("decode", \PipelineConfiguration.decode), ("scan", \.scan), ("track", \.track), ("submit", \.submit)] {
+                guard let stage = try stages.section(key) else { continue }
+                try stage.only(["workers", "queue"])
+                if let workers = try stage.int("workers", in: 1...256) { self[keyPath: path].workers = workers }
+                if let queue = try stage.int("queue", in: 1...100_000) { self[keyPath: path].queue = queue }
+            }
+        }
+
+        if let scan = try top.section("scan") {
+            try scan.only(["symbologies", "requireBackBarcode", "maxPixels"])
+            if let names = try scan.strings("symbologies") {
+                var formats: Set<BarcodeFormat> = []
+                for name in names {
+                    guard let format = BarcodeFormat(rawValue: name.uppercased()) else {
+                        throw scan.error("symbologies", "unknown symbology '\(name)' (known: \(BarcodeFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    }
+                    formats.insert(format)
+                }
+                guard !formats.isEmpty else { throw scan.error("symbologies", "names none") }
+                symbologies = formats
+            }
+            if let value = try scan.bool("requireBackBarcode") { requireBackBarcode = value }
+            if let value = try scan.int("maxPixels", in: 1...1_000_000_000) { maxPixels = value }
+        }
+
+        if let section = try top.section("protect") {
+            try section.only(["enabled", "envId", "deviceAttributesToIgnore", "isBehavioralDataCollection", "isConsoleLogEnabled",
+                              "isLazyMetadata", "customHost", "pauseBehavioralDataOnSuccess", "resumeBehavioralDataOnStart"])
+            var protect = Protect()
+            protect.enabled = try section.bool("enabled") ?? false
+            protect.envId = try section.string("envId")
+            protect.deviceAttributesToIgnore = try section.strings("deviceAttributesToIgnore") ?? []
+            protect.isBehavioralDataCollection = try section.bool("isBehavioralDataCollection") ?? true
+            protect.isConsoleLogEnabled = try section.bool("isConsoleLogEnabled") ?? false
+            protect.isLazyMetadata = try section.bool("isLazyMetadata") ?? false
+            protect.customHost = try section.string("customHost")
+            protect.pauseBehavioralDataOnSuccess = try section.bool("pauseBehavioralDataOnSuccess") ?? false
+            protect.resumeBehavioralDataOnStart = try section.bool("resumeBehavioralDataOnStart") ?? false
+            if protect.enabled, protect.envId?.isEmpty ?? true {
+                throw section.error("envId", "is required when protect is enabled")
+            }
+            self.protect = protect
+        }
+
+        if let section = try top.section("submitter") {
+            try section.only(["kind", "endpoint", "tokenEnv", "timeoutSeconds", "retry"])
+            var submitter = Submitter()
+            if let kind = try section.string("kind") {
+                guard let value = SubmitterKind(rawValue: kind) else {
+                    throw section.error("kind", "must be local or http, not '\(kind)'")
+                }
+                submitter.kind = value
+            }
+            if let endpoint = try section.string("endpoint") {
+                guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                    throw section.error("endpoint", "must be an http(s) URL")
+                }
+                submitter.endpoint = url
+            }
+            submitter.tokenEnv = try section.string("tokenEnv")
+            if let timeout = try section.double("timeoutSeconds") {
+                guard timeout > 0 else { throw section.error("timeoutSeconds", "must be positive") }
+                submitter.timeoutSeconds = timeout
+            }
+            if let retry = try section.section("retry") {
+                try retry.only(["maxAttempts", "initialBackoffMs", "maxBackoffMs"])
+                if let value = try retry.int("maxAttempts", in: 1...100) { submitter.retry.maxAttempts = value }
+                if let value = try retry.int("initialBackoffMs", in: 0...600_000) { submitter.retry.initialBackoffMs = value }
+                if let value = try retry.int("maxBackoffMs", in: 0...3_600_000) { submitter.retry.maxBackoffMs = value }
+            }
+            if submitter.kind == .http, submitter.endpoint == nil {
+                throw section.error("endpoint", "is required for the http submitter")
+            }
+            self.submitter = submitter
+        }
+    }
+
+    /// `90s`, `30m`, `12h`, `7d`, or plain seconds.
+    static func duration(_ text: String) -> TimeInterval? {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        if let unit = text.last, let scale = units[unit], let value = Double(text.dropLast()) { return value * scale }
+        return Double(text)
+    }
+}
+
+/// A YAML mapping being read, with the path used in error messages.
+private struct Section {
+    let mapping: Node.Mapping
+    let path: String
+    let file: String
+
+    init(_ node: Node, path: String, file: String) throws(ConfigurationError) {
+        guard let mapping = node.mapping else {
+            throw ConfigurationError("\(file): \(path.isEmpty ? "the file" : "'\(path)'") must be a mapping of keys to values")
+        }
+        self.mapping = mapping
+        self.path = path
+        self.file = file
+    }
+
+    var keys: [String] { mapping.keys.compactMap(\.string) }
+
+    func error(_ key: String?, _ message: String) -> ConfigurationError {
+        let name = [path, key].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ".")
+        return ConfigurationError("\(file): '\(name)' \(message)")
+    }
+
+    func only(_ allowed: Set<String>) throws(ConfigurationError) {
+        for key in keys where !allowed.contains(key) {
+            throw error(key, "is not a known key (known here: \(allowed.sorted().joined(separator: ", ")))")
+        }
+    }
+
+    func node(_ key: String) -> Node? { mapping[key] }
+
+    func section(_ key: String) throws(ConfigurationError) -> Section? {
+        guard let node = node(key) else { return nil }
+        if node.scalar?.string == "" || node.scalar?.string == "~" { return nil }
+        return try Section(node, path: path.isEmpty ? key : "\(path).\(key)", file: file)
+    }
+
+    func string(_ key: String) throws(ConfigurationError) -> String? {
+        guard let node = node(key) else { return nil }
+        guard let scalar = node.scalar else { throw error(key, "must be a single value") }
+        return scalar.string
+    }
+
+    func bool(_ key: String) throws(ConfigurationError) -> Bool? {
+        guard let text = try string(key) else { return nil }
+        switch text.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw error(key, "must be true or false, not '\(text)'")
+        }
+    }
+
+    func int(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+        guard let text = try string(key) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw error(key, "must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return value
+    }
+
+    func double(_ key: String) throws(ConfigurationError) -> Double? {
+        guard let text = try string(key) else { return nil }
+        guard let value = Double(text) else { throw error(key, "must be a number, not '\(text)'") }
+        return value
+    }
+
+    func strings(_ key: String) throws(ConfigurationError) -> [String]? {
+        guard let node = node(key) else { return nil }
+        guard let sequence = node.sequence else { throw error(key, "must be a list") }
+        var values: [String] = []
+        for item in sequence {
+            guard let value = item.scalar?.string else { throw error(key, "must be a list of single values") }
+            values.append(value)
+        }
+        return values
+    }
+}

@@ -1,0 +1,225 @@
+import BarcodeScanning
+import Foundation
+import Logging
+import TransactionStore
+import VerifyModel
+
+/// What a run reads.
+public enum PipelineInput: Sendable {
+    /// A batch folder (SPEC §6): at its end, missing optional documents become SKIPPED.
+    case folder(URL)
+    /// NDJSON documents, one a line, from a file descriptor (standard input).
+    case lines(fileDescriptor: Int32)
+}
+
+/// How a run went, for the closing summary line.
+public struct RunSummary: Sendable, Equatable {
+    public var documents = 0
+    public var failed = 0
+    public var alreadySubmitted = 0
+    public var transactions = 0
+    public var completed = 0
+    public var elapsed: TimeInterval = 0
+}
+
+/// Progress, for the bar: documents done so far, and how many there are when that is known.
+public struct RunProgress: Sendable {
+    public var done: Int
+    public var failed: Int
+    public var total: Int?
+}
+
+/// The staged pipeline: ingest → decode → scan → parse → track → submit → report, joined by bounded queues.
+/// Each stage runs the number of workers its configuration names; a failed document passes through the
+/// remaining stages untouched so that it is still reported, in its turn.
+public struct PipelineRunner: Sendable {
+    let configuration: PipelineConfiguration
+    let store: any TransactionStore
+    let submitter: any DocumentSubmitter
+    let logger: Logger
+    let omitImages: Bool
+    let now: @Sendable () -> Date
+
+    public init(configuration: PipelineConfiguration, store: any TransactionStore, submitter: any DocumentSubmitter,
+                logger: Logger, omitImages: Bool = false, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.configuration = configuration
+        self.store = store
+        self.submitter = submitter
+        self.logger = logger
+        self.omitImages = omitImages
+        self.now = now
+    }
+
+    /// Runs until the input ends or `stop` is set, handing each document's outcome to `emit` as soon as it
+    /// is done. Throws only when the input itself cannot be read (a missing folder).
+    public func run(_ input: PipelineInput, stop: StopSignal,
+                    emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void) async throws(DocumentFailure) -> RunSummary {
+        let started = Date()
+        let touched = TouchedTransactions()
+        let stages = Stages(configuration: configuration, store: store, submitter: submitter, resolver: QRResolver(),
+                            touched: touched, now: now, omitImages: omitImages, logger: logger)
+        let folderJobs: [Result<DocumentJob, IngestFailure>]?
+        if case .folder(let url) = input {
+            guard FolderIngest.isDirectory(url) else {
+                throw DocumentFailure(.noDocumentToSubmitError, "\(url.path) is not a folder")
+            }
+            folderJobs = try FolderIngest(root: url).jobs()
+        } else {
+            folderJobs = nil
+        }
+        let total = folderJobs?.count
+        logger.info("run started", metadata: ["pipeline": "\(configuration.name)", "documents": "\(total.map(String.init) ?? "stream")"])
+
+        let toDecode = BoundedQueue<WorkItem>(capacity: configuration.decode.queue)
+        let toScan = BoundedQueue<WorkItem>(capacity: configuration.scan.queue)
+        let toParse = BoundedQueue<WorkItem>(capacity: configuration.scan.queue)
+        let toTrack = BoundedQueue<WorkItem>(capacity: configuration.track.queue)
+        let toSubmit = BoundedQueue<WorkItem>(capacity: configuration.submit.queue)
+        let toReport = BoundedQueue<WorkItem>(capacity: configuration.submit.queue)
+        let scannerConfiguration = stages.scannerConfiguration
+
+        let summary = await withTaskGroup(of: RunSummary?.self) { group -> RunSummary in
+            group.addTask {
+                await self.ingest(input, jobs: folderJobs, stop: stop, touched: touched, into: toDecode)
+                return nil
+            }
+            group.addTask {
+                await Self.stage(workers: self.configuration.decode.workers, from: toDecode, to: toScan) { { stages.decode($0) } }
+                return nil
+            }
+            group.addTask {
+                await Self.stage(workers: self.configuration.scan.workers, from: toScan, to: toParse) {
+                    // ZBar scanners are not thread-safe: one per worker.
+                    let scanner = BarcodeScanner(configuration: scannerConfiguration)
+                    return { await stages.scan($0, with: scanner) }
+                }
+                return nil
+            }
+            group.addTask {
+                await Self.stage(workers: 1, from: toParse, to: toTrack) { { stages.parse($0) } }
+                return nil
+            }
+            group.addTask {
+                await Self.stage(workers: self.configuration.track.workers, from: toTrack, to: toSubmit) { { await stages.track($0) } }
+                return nil
+            }
+            group.addTask {
+                await Self.stage(workers: self.configuration.submit.workers, from: toSubmit, to: toReport) { { await stages.submit($0) } }
+                return nil
+            }
+            group.addTask {
+                var summary = RunSummary()
+                while let item = await toReport.receive() {
+                    let outcome = item.finalOutcome()
+                    summary.documents += 1
+                    if let failure = outcome.failure {
+                        summary.failed += 1
+                        self.logger.debug("document failed", metadata: ["input.sequence": "\(outcome.sequence)", "error.code": "\(failure.code)"])
+                    }
+                    if outcome.alreadySubmitted { summary.alreadySubmitted += 1 }
+                    await emit(outcome, RunProgress(done: summary.documents, failed: summary.failed, total: total))
+                }
+                return summary
+            }
+            var summary = RunSummary()
+            for await result in group { if let result { summary = result } }
+            return summary
+        }
+
+        var result = summary
+        if case .folder = input, !stop.isStopped {
+            await skipMissingOptionalDocuments(await touched.ids)
+        }
+        let ids = await touched.ids
+        result.transactions = ids.count
+        for id in ids where (try? await store.transaction(id: id))?.state.submissionStatus == .completed {
+            result.completed += 1
+        }
+        result.elapsed = Date().timeIntervalSince(started)
+        logger.info("run finished", metadata: ["documents": "\(result.documents)", "failed": "\(result.failed)"])
+        return result
+    }
+
+    /// Feeds jobs to the first queue, stopping early when asked to.
+    private func ingest(_ input: PipelineInput, jobs: [Result<DocumentJob, IngestFailure>]?, stop: StopSignal,
+                        touched: TouchedTransactions, into queue: BoundedQueue<WorkItem>) async {
+        switch input {
+        case .folder:
+            for job in jobs ?? [] {
+                if stop.isStopped { break }
+                await queue.send(await workItem(job, touched: touched))
+            }
+        case .lines(let descriptor):
+            let reader = LineReader(fileDescriptor: descriptor, stop: stop)
+            var number = 0
+            for await line in reader.lines {
+                reader.taken()
+                number += 1
+                switch line {
+                case .text(let text) where text.trimmingCharacters(in: .whitespaces).isEmpty:
+                    number -= 1
+                case .text(let text):
+                    await queue.send(await workItem(StreamLine.parse(text, number: number), touched: touched))
+                case .tooLong(let bytes):
+                    let failure = IngestFailure(sequence: number, inputId: "line-\(number)", source: "stdin:\(number)",
+                                                failure: DocumentFailure(.invalidKeyMap, "line \(number) is \(bytes) bytes, more than the limit of \(LineReader.maxLineBytes)"))
+                    await queue.send(WorkItem(job: failure.job, failure: failure.failure))
+                }
+            }
+        }
+        await queue.finish()
+    }
+
+    /// A job ready for the stages. A transaction named by its QR text is opened here, before later lines that
+    /// name it by `transactionId` can overtake this one in the parallel stages.
+    private func workItem(_ job: Result<DocumentJob, IngestFailure>, touched: TouchedTransactions) async -> WorkItem {
+        switch job {
+        case .failure(let failure):
+            return WorkItem(job: failure.job, failure: failure.failure)
+        case .success(let job):
+            if case .qr(let qr) = job.identity {
+                let createdAt = job.createdAt ?? now()
+                do {
+                    _ = try await store.openTransaction(NewTransaction(
+                        id: qr.transactionId, verificationCode: qr.verificationCode, envId: qr.envId,
+                        policy: configuration.documents, createdAt: createdAt,
+                        expiresAt: job.expiresAt ?? createdAt.addingTimeInterval(configuration.transactionLifetime)))
+                    await touched.add(qr.transactionId)
+                } catch {
+                    return WorkItem(job: job, failure: DocumentFailure(error.documentError))
+                }
+            }
+            return WorkItem(job: job)
+        }
+    }
+
+    private func skipMissingOptionalDocuments(_ ids: [String]) async {
+        for id in ids {
+            guard let transaction = try? await store.transaction(id: id) else { continue }
+            for (type, status) in transaction.state.documents where status == .optional {
+                do {
+                    _ = try await store.apply(.skip, to: type, of: id, reason: "end of batch", at: now())
+                } catch {
+                    logger.warning("could not skip a missing optional document", metadata: ["transaction.id": "\(id)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// Runs `workers` copies of a stage; `makeWork` is called once per worker, inside its task, so that a
+    /// worker can own state that must not be shared (a ZBar scanner).
+    static func stage(workers: Int, from input: BoundedQueue<WorkItem>, to output: BoundedQueue<WorkItem>,
+                      makeWork: @escaping @Sendable () -> (WorkItem) async -> WorkItem) async {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<max(workers, 1) {
+                group.addTask {
+                    let work = makeWork()
+                    while let item = await input.receive() {
+                        await output.send(item.isDone ? item : await work(item))
+                    }
+                }
+            }
+        }
+        await output.finish()
+    }
+}

@@ -1,0 +1,258 @@
+import BarcodeScanning
+import Crypto
+import Foundation
+import ImageDecoding
+import Logging
+import TransactionStore
+import VerifyModel
+
+/// The work each stage does to one item. Stages share nothing but the item they pass on.
+struct Stages: Sendable {
+    let configuration: PipelineConfiguration
+    let store: any TransactionStore
+    let submitter: any DocumentSubmitter
+    let resolver: QRResolver
+    let touched: TouchedTransactions
+    let now: @Sendable () -> Date
+    let omitImages: Bool
+    let logger: Logger
+
+    /// Image files larger than this are refused unread.
+    static let maxFileBytes = 256 << 20
+
+    var scannerConfiguration: BarcodeScanner.Configuration {
+        BarcodeScanner.Configuration(symbologies: configuration.symbologies,
+                                     decoder: ImageDecoder.Configuration(maxPixels: configuration.maxPixels))
+    }
+
+    // MARK: decode
+
+    /// Reads each image and decodes it at the scanner's first-pass size: a corrupt image fails here.
+    func decode(_ item: WorkItem) -> WorkItem {
+        var item = item
+        let decoder = ImageDecoder(configuration: .init(maxPixels: configuration.maxPixels))
+        for role in item.job.images.keys.sorted() {
+            let bytes: [UInt8]
+            switch item.job.images[role]! {
+            case .inline(let data):
+                bytes = data
+            case .file(let path):
+                guard let data = Self.readFile(path) else {
+                    item.failure = DocumentFailure(.documentCaptureError, "\(role.rawValue) image: cannot read \(path)")
+                    return item
+                }
+                bytes = data
+            }
+            do {
+                item.firstPass[role] = try decoder.decode(bytes, targetPixels: scannerConfiguration.firstPassPixels)
+            } catch {
+                item.failure = DocumentFailure(.documentCaptureError, "\(role.rawValue) image: \(error.message)")
+                return item
+            }
+            item.bytes[role] = bytes
+        }
+        return item
+    }
+
+    static func readFile(_ path: String) -> [UInt8]? {
+        let url = URL(fileURLWithPath: path)
+        guard let size = try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize, size <= maxFileBytes,
+              let data = try? Data(contentsOf: url) else { return nil }
+        return [UInt8](data)
+    }
+
+    // MARK: scan
+
+    /// Reads the back's PDF417 and finds the transaction's QR. `scanner` belongs to the calling worker.
+    func scan(_ item: WorkItem, with scanner: BarcodeScanner) async -> WorkItem {
+        var item = item
+        if let bytes = item.bytes[.back], configuration.symbologies.contains(.pdf417) {
+            do {
+                item.barcodes[.back] = try scanner.scan(bytes, firstPass: item.firstPass[.back], expecting: .formats([.pdf417]))
+            } catch {
+                item.failure = DocumentFailure(.documentCaptureError, "back image: \(error.message)")
+                return item
+            }
+        }
+        item.firstPass = [:] // not needed past this stage
+        switch item.job.identity {
+        case .qr(let qr):
+            item.qr = qr
+        case .known(let id):
+            item.transactionId = id
+        case .qrImage(let group, let candidates):
+            let answer: QRResolver.Answer
+            if let known = await resolver.claim(group) {
+                answer = known
+            } else {
+                answer = findQR(in: candidates, with: scanner)
+                await resolver.fulfill(group, with: answer)
+            }
+            switch answer {
+            case .success(let qr): item.qr = qr
+            case .failure(let failure): item.failure = failure
+            }
+        }
+        if let qr = item.qr { item.transactionId = qr.transactionId }
+        return item
+    }
+
+    private func findQR(in candidates: [String], with scanner: BarcodeScanner) -> QRResolver.Answer {
+        var firstError: DocumentFailure?
+        for path in candidates {
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            guard let bytes = Self.readFile(path) else {
+                firstError = firstError ?? DocumentFailure(.documentCaptureError, "\(name): cannot read the file")
+                continue
+            }
+            let codes: [Barcode]
+            do {
+                codes = try scanner.scan(bytes, expecting: .formats([.qrCode]))
+            } catch {
+                firstError = firstError ?? DocumentFailure(.documentCaptureError, "\(name): \(error.message)")
+                continue
+            }
+            for code in codes where code.format == .qrCode {
+                do {
+                    return .success(try VerificationQR(parsing: code.text))
+                } catch {
+                    firstError = firstError ?? DocumentFailure(error, context: "the QR code in \(name)")
+                }
+            }
+        }
+        let names = candidates.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: ", ")
+        return .failure(firstError ?? DocumentFailure(.initiateDocumentTransactionError, "no verification QR code found in \(names)"))
+    }
+
+    // MARK: parse
+
+    /// Builds the document's fields from its sources, refusing conflicts, and derives its stable id.
+    func parse(_ item: WorkItem) -> WorkItem {
+        var item = item
+        // An explicit skip carries no document: only the track stage acts on it.
+        guard let type = item.job.type, let transactionId = item.transactionId, !item.job.skip else { return item }
+        do {
+            item.fields = try DocumentAssembly(configuration: configuration, today: now()).fields(for: item, type: type)
+        } catch {
+            item.failure = error
+            return item
+        }
+        var hash = SHA256()
+        hash.update(data: Data(type.rawValue.utf8))
+        for role in item.bytes.keys.sorted() {
+            hash.update(data: Data(role.rawValue.utf8))
+            hash.update(data: Data(SHA256.hash(data: item.bytes[role]!)))
+        }
+        for key in item.fields.keys where key != .frontImage && key != .backImage && key != .selfie {
+            hash.update(data: Data("\(key.rawValue)=\(item.fields[key]!)\n".utf8))
+        }
+        let contentHash = hash.finalize().map { String(format: "%02x", $0) }.joined()
+        item.contentHash = "sha256:" + contentHash
+        let id = SHA256.hash(data: Data("\(transactionId)\n\(contentHash)".utf8)).map { String(format: "%02x", $0) }.joined()
+        item.documentId = "doc-" + id.prefix(32)
+        return item
+    }
+
+    // MARK: track
+
+    /// Opens the transaction, records the document (idempotently) and moves its type to COLLECTED.
+    func track(_ item: WorkItem) async -> WorkItem {
+        var item = item
+        guard let type = item.job.type else { return item }
+        let time = now()
+        let transaction: StoredTransaction
+        do throws(StoreError) {
+            if let qr = item.qr {
+                let createdAt = item.job.createdAt ?? time
+                transaction = try await store.openTransaction(NewTransaction(
+                    id: qr.transactionId, verificationCode: qr.verificationCode, envId: qr.envId,
+                    policy: configuration.documents, createdAt: createdAt,
+                    expiresAt: item.job.expiresAt ?? createdAt.addingTimeInterval(configuration.transactionLifetime)))
+            } else if let id = item.transactionId, let known = try await store.transaction(id: id) {
+                transaction = known
+            } else {
+                item.failure = DocumentFailure(.initiateDocumentTransactionError,
+                                               "no transaction '\(item.transactionId ?? "")' is known: give its 'qr' first")
+                return item
+            }
+            await touched.add(transaction.id)
+
+            if item.job.skip {
+                let (updated, _) = try await store.apply(.skip, to: type, of: transaction.id, reason: "skipped by \(item.job.source)", at: time)
+                item.outcome = outcome(item, updated, skipped: true)
+                return item
+            }
+            guard let documentId = item.documentId, let contentHash = item.contentHash else { return item }
+            var stored = item.fields
+            for key in [DocumentKey.frontImage, .backImage, .selfie] { stored[key] = nil }
+            let record = DocumentRecord(id: documentId, transactionId: transaction.id, type: type, fields: stored,
+                                        source: item.job.source, contentHash: contentHash, createdAt: time)
+            switch try await store.collect(record, at: time) {
+            case .collected:
+                item.needsSubmission = true
+            case .alreadyRecorded(let current):
+                if try await store.submission(documentId: documentId)?.outcome == .accepted {
+                    var result = outcome(item, current)
+                    result.alreadySubmitted = true
+                    item.outcome = result
+                } else {
+                    // Recorded by an earlier run that stopped before the submission, or whose submission failed.
+                    if current.state.documents[type] == .required || current.state.documents[type] == .optional {
+                        _ = try await store.apply(.collect, to: type, of: transaction.id, reason: "document \(documentId) collected again", at: time)
+                    }
+                    item.needsSubmission = true
+                }
+            }
+        } catch {
+            item.failure = DocumentFailure(error.documentError)
+        }
+        return item
+    }
+
+    // MARK: submit
+
+    func submit(_ item: WorkItem) async -> WorkItem {
+        var item = item
+        guard item.needsSubmission, let documentId = item.documentId, let type = item.job.type,
+              let transactionId = item.transactionId else { return item }
+        do throws(StoreError) {
+            guard let transaction = try await store.transaction(id: transactionId) else {
+                throw StoreError.unknownTransaction(transactionId)
+            }
+            let result = await submitter.submit(SubmissionRequest(documentId: documentId, transaction: transaction,
+                                                                  documentType: type, document: item.fields))
+            let error: DocumentSubmissionError? = if case .failed(let error) = result { error } else { nil }
+            let (updated, _, _) = try await store.finishSubmission(documentId: documentId, accepted: error == nil,
+                                                                   error: error?.description, at: now())
+            item.outcome = outcome(item, updated)
+            if let error { item.failure = DocumentFailure(error) }
+        } catch {
+            item.failure = DocumentFailure(error.documentError)
+        }
+        return item
+    }
+
+    private func outcome(_ item: WorkItem, _ transaction: StoredTransaction, skipped: Bool = false) -> DocumentOutcome {
+        var document = item.fields
+        if omitImages || skipped {
+            for key in [DocumentKey.frontImage, .backImage, .selfie] { document[key] = nil }
+        }
+        let response = DocumentSubmissionResponse(
+            transactionId: transaction.id, documentType: item.job.type!, documentStatus: transaction.state.documents,
+            documentSubmissionStatus: transaction.state.submissionStatus, document: skipped ? DocumentFields() : document,
+            createdAt: transaction.createdAt, updatedAt: transaction.updatedAt, expiresAt: transaction.expiresAt)
+        return DocumentOutcome(sequence: item.job.sequence, inputId: item.job.inputId, source: item.job.source,
+                               documentId: item.documentId, transactionId: transaction.id, documentType: item.job.type,
+                               response: response, skipped: skipped)
+    }
+}
+
+/// The transactions a run touched: at the end of a batch their missing optional documents become SKIPPED.
+actor TouchedTransactions {
+    private(set) var ids: [String] = []
+    private var seen: Set<String> = []
+
+    func add(_ id: String) {
+        if seen.insert(id).inserted { ids.append(id) }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import VerifyModel
+
+/// Turns one NDJSON line (SPEC §6) into a document job, or the failure its result line reports.
+enum StreamLine {
+    static let knownKeys: Set<String> = [
+        "id", "qr", "transactionId", "type", "frontImage", "backImage", "selfie", "frontImagePath", "backImagePath",
+        "selfiePath", "mrz", "email", "phone", "fields", "skip", "createdAt", "expiresAt",
+    ]
+
+    static func parse(_ line: String, number: Int) -> Result<DocumentJob, IngestFailure> {
+        let source = "stdin:\(number)"
+        var inputId = "line-\(number)"
+        func fail(_ code: DocumentSubmissionErrorCode, _ message: String, type: DocumentType? = nil) -> Result<DocumentJob, IngestFailure> {
+            .failure(IngestFailure(sequence: number, inputId: inputId, source: source, type: type, failure: DocumentFailure(code, message)))
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
+            return fail(.invalidKeyMap, "line \(number) is not a JSON object")
+        }
+        if let id = object["id"] {
+            guard let text = id as? String, !text.isEmpty else { return fail(.invalidKeyMap, "'id' must be a non-empty string") }
+            inputId = text
+        }
+        if let unknown = object.keys.sorted().first(where: { !knownKeys.contains($0) }) {
+            return fail(.invalidKeyMap, "'\(unknown)' is not a known key")
+        }
+        func string(_ key: String) -> String?? {
+            guard let value = object[key] else { return .some(nil) }
+            return (value as? String).map { .some($0) } ?? nil
+        }
+        for key in knownKeys where key != "fields" && key != "skip" {
+            if string(key) == nil { return fail(.invalidKeyMap, "'\(key)' must be a string") }
+        }
+        guard let typeName = object["type"] as? String else {
+            return fail(.missingDocumentType, "the line has no 'type'")
+        }
+        guard let type = DocumentType(rawValue: typeName) else {
+            return fail(.missingDocumentType, "'\(typeName)' is not a document type (\(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+
+        let identity: TransactionIdentity
+        if let qr = object["qr"] as? String {
+            do {
+                identity = .qr(try VerificationQR(parsing: qr))
+            } catch {
+                return .failure(IngestFailure(sequence: number, inputId: inputId, source: source, type: type,
+                                              failure: DocumentFailure(error, context: "'qr'")))
+            }
+        } else if let transactionId = object["transactionId"] as? String, !transactionId.isEmpty {
+            identity = .known(transactionId)
+        } else {
+            return fail(.initiateDocumentTransactionError, "the line has neither 'qr' nor 'transactionId'", type: type)
+        }
+
+        var job = DocumentJob(sequence: number, inputId: inputId, source: source, type: type, identity: identity)
+        for (role, inline, path) in [(ImageRole.front, "frontImage", "frontImagePath"), (.back, "backImage", "backImagePath"),
+                                     (.selfie, "selfie", "selfiePath")] {
+            if let base64 = object[inline] as? String {
+                guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), !data.isEmpty else {
+                    return fail(.documentCaptureError, "'\(inline)' is not valid base64", type: type)
+                }
+                job.images[role] = .inline([UInt8](data))
+            } else if let file = object[path] as? String {
+                job.images[role] = .file(file)
+            }
+        }
+        job.mrz = object["mrz"] as? String
+        if let fields = object["fields"] {
+            guard let fields = fields as? [String: Any] else { return fail(.invalidKeyMap, "'fields' must be an object", type: type) }
+            for (name, value) in fields {
+                guard let key = DocumentKey(rawValue: name), let text = value as? String else {
+                    return fail(.invalidKeyMap, "fields: '\(name)' is not a document key with a string value", type: type)
+                }
+                job.captured[key] = text
+            }
+        }
+        if let email = object["email"] as? String { job.captured[.email] = email }
+        if let phone = object["phone"] as? String { job.captured[.phone] = phone }
+        if let skip = object["skip"] {
+            guard let flag = skip as? Bool else { return fail(.invalidKeyMap, "'skip' must be true or false", type: type) }
+            job.skip = flag
+        }
+        for (key, path) in [("createdAt", \DocumentJob.createdAt), ("expiresAt", \.expiresAt)] {
+            guard let text = object[key] as? String else { continue }
+            guard let date = Timestamp.date(text) else { return fail(.invalidKeyMap, "'\(key)' is not an ISO-8601 timestamp", type: type) }
+            job[keyPath: path] = date
+        }
+        if !job.skip, job.images.isEmpty, job.mrz == nil, job.captured.isEmpty {
+            return fail(.noDocumentToSubmitError, "the line carries no document data", type: type)
+        }
+        return .success(job)
+    }
+}

@@ -1,0 +1,180 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Pipeline
+import ServiceLifecycle
+import Synchronization
+import TransactionStore
+import VerifyModel
+
+/// Options shared by `run` and `stream`.
+struct PipelineOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The pipeline file (YAML, see Pipelines/); built-in defaults when omitted.", valueName: "file"))
+    var pipeline: String?
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(help: "Leave the base64 images (frontImage, backImage, selfie) out of the printed results.")
+    var omitImages = false
+
+    @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical. Logs never hold document data.", valueName: "level"))
+    var logLevel: String = "warning"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("unknown log level '\(logLevel)'")
+        }
+    }
+
+    /// Reads the pipeline file; a problem is a configuration error (exit 2).
+    func configuration() throws -> PipelineConfiguration {
+        var configuration = PipelineConfiguration()
+        if let pipeline {
+            do {
+                configuration = try PipelineConfiguration(contentsOf: URL(fileURLWithPath: pipeline))
+            } catch {
+                CommandOutput.fail(error.description)
+                throw ExitCode(2)
+            }
+        }
+        // Both arrive with the Protect and HTTP-submitter work; refusing beats silently doing nothing.
+        if configuration.protect.enabled {
+            CommandOutput.fail("\(pipeline ?? "pipeline"): 'protect.enabled' is not supported by this version yet")
+            throw ExitCode(2)
+        }
+        if configuration.submitter.kind == .http {
+            CommandOutput.fail("\(pipeline ?? "pipeline"): 'submitter.kind: http' is not supported by this version yet")
+            throw ExitCode(2)
+        }
+        return configuration
+    }
+
+    func makeLogger() -> Logger {
+        var logger = Logger(label: "verify-pipeline") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+        return logger
+    }
+
+    /// Runs the pipeline as a service: SIGINT and SIGTERM stop the intake, documents in flight finish, the
+    /// store and the output are flushed, and the summary is still printed.
+    func execute(_ input: PipelineInput, output: OutputWriter, showProgress: Bool) async throws -> RunSummary {
+        let configuration = try configuration()
+        let store = try store.open(create: true)
+        let logger = makeLogger()
+        let runner = PipelineRunner(configuration: configuration, store: store, submitter: LocalSubmitter(), logger: logger,
+                                    omitImages: omitImages)
+        let progress = showProgress ? ProgressBar() : nil
+        let service = PipelineService(runner: runner, input: input) { outcome, state in
+            await output.write(outcome)
+            progress?.update(state)
+        }
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        progress?.finish()
+        await output.close()
+        guard let summary = service.summary else {
+            CommandOutput.fail(service.inputFailure ?? "the run did not finish")
+            throw ExitCode(2)
+        }
+        return summary
+    }
+}
+
+/// The pipeline run as a long-running service.
+final class PipelineService: Service, Sendable {
+    let runner: PipelineRunner
+    let input: PipelineInput
+    let emit: @Sendable (DocumentOutcome, RunProgress) async -> Void
+    private let result = Mutex<(RunSummary?, String?)>((nil, nil))
+
+    init(runner: PipelineRunner, input: PipelineInput, emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void) {
+        self.runner = runner
+        self.input = input
+        self.emit = emit
+    }
+
+    var summary: RunSummary? { result.withLock { $0.0 } }
+    var inputFailure: String? { result.withLock { $0.1 } }
+
+    func run() async throws {
+        let stop = StopSignal()
+        await withGracefulShutdownHandler {
+            do throws(DocumentFailure) {
+                let summary = try await runner.run(input, stop: stop, emit: emit)
+                result.withLock { $0.0 = summary }
+            } catch {
+                result.withLock { $0.1 = error.message }
+            }
+        } onGracefulShutdown: {
+            stop.stop()
+        }
+    }
+}
+
+extension VerifyPipeline {
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Process a batch folder: one subfolder per transaction (or a flat folder of images with their own QR).",
+            discussion: """
+            Writes one JSON result per document (NDJSON) to stdout or --output as each is done, a progress bar on \
+            stderr when it is a terminal, and a one-line summary at the end. Re-running the same folder submits \
+            nothing twice. Exits 0 when every document succeeded, 1 when some failed, 2 on usage or configuration errors.
+            """
+        )
+
+        @Argument(help: "The batch folder.")
+        var folder: String
+
+        @Option(help: ArgumentHelp("Write the NDJSON results to this file instead of stdout.", valueName: "file"))
+        var output: String?
+
+        @OptionGroup var options: PipelineOptions
+
+        func run() async throws {
+            guard FileManager.default.fileExists(atPath: folder) else {
+                CommandOutput.fail("no folder at \(folder)")
+                throw ExitCode(2)
+            }
+            let writer: OutputWriter
+            do {
+                writer = try OutputWriter(path: output)
+            } catch {
+                CommandOutput.fail("cannot write \(output ?? "stdout"): \(error.localizedDescription)")
+                throw ExitCode(2)
+            }
+            let summary = try await options.execute(.folder(URL(fileURLWithPath: folder)), output: writer,
+                                                    showProgress: isatty(STDERR_FILENO) == 1)
+            FileHandle.standardError.write(Data((summary.line + "\n").utf8))
+            if summary.failed > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct Stream: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Process NDJSON documents from stdin, writing one result line per input line as soon as it is done.",
+            discussion: """
+            Each line: {"id", "qr" or "transactionId", "type", "frontImage"/"backImage"/"selfie" (base64) or \
+            "frontImagePath"/"backImagePath"/"selfiePath", "mrz", "email", "phone", "fields", "skip"}. A malformed \
+            line yields an error line and the stream goes on.
+            """
+        )
+
+        @OptionGroup var options: PipelineOptions
+
+        func run() async throws {
+            let summary = try await options.execute(.lines(fileDescriptor: STDIN_FILENO), output: try OutputWriter(path: nil),
+                                                    showProgress: false)
+            FileHandle.standardError.write(Data((summary.line + "\n").utf8))
+            if summary.failed > 0 { throw ExitCode(1) }
+        }
+    }
+}
+
+extension RunSummary {
+    var line: String {
+        "verify-pipeline: \(documents) documents (\(failed) failed, \(alreadySubmitted) already submitted), "
+            + "\(transactions) transactions (\(completed) completed) in \(String(format: "%.1f", elapsed)) s"
+    }
+}
