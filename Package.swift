@@ -60,6 +60,7 @@ let package = Package(
         .testTarget(name: "TransactionStoreTests", dependencies: ["TransactionStore", "store-burst"]),
         // Writes transitions until it is killed: the store's crash test runs it in a child process.
         .executableTarget(name: "store-burst", dependencies: ["TransactionStore"], path: "Tests/Helpers/store-burst"),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
         .testTarget(name: "VerifyPipelineCLITests", dependencies: ["verify-pipeline", "TransactionStore", "VerifyModel"]),
     ],
     swiftLanguageModes: [.v6],

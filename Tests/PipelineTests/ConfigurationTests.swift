@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import VerifyModel
+
+@testable import Pipeline
+
+@Suite("Pipeline files")
+struct ConfigurationTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test("the spec's example parses, every section read")
+    func specExample() throws {
+        let yaml = """
+        name: government-id-and-selfie
+        policy:
+          documents: {GOVERNMENT_ID: REQUIRED, SELFIE: OPTIONAL, EMAIL: DISABLED, PHONE: DISABLED}
+          transactionLifetime: 30m
+          failExpiredId: true
+        stages:
+          decode: {workers: 2, queue: 64}
+          scan:   {workers: 3, queue: 16}
+          submit: {workers: 4, queue: 256}
+        scan:
+          symbologies: [QR_CODE, PDF417]
+        protect:
+          enabled: true
+          envId: 3072206d-c6ce-4b15-8ad2-f87e972c7cc3
+          deviceAttributesToIgnore: [hostname]
+          isLazyMetadata: false
+          pauseBehavioralDataOnSuccess: true
+        submitter:
+          kind: http
+          endpoint: http://127.0.0.1:8080/v1
+          tokenEnv: VERIFY_API_TOKEN
+          timeoutSeconds: 10
+          retry: {maxAttempts: 5, initialBackoffMs: 200, maxBackoffMs: 5000}
+        """
+        let configuration = try PipelineConfiguration(yaml: yaml)
+        #expect(configuration.name == "government-id-and-selfie")
+        #expect(configuration.documents == [.governmentId: .required, .selfie: .optional, .email: .disabled, .phone: .disabled, .voice: .disabled])
+        #expect(configuration.transactionLifetime == 1800)
+        #expect(configuration.scan == .init(workers: 3, queue: 16))
+        #expect(configuration.symbologies == [.qrCode, .pdf417])
+        #expect(configuration.protect.enabled && configuration.protect.deviceAttributesToIgnore == ["hostname"])
+        #expect(configuration.protect.pauseBehavioralDataOnSuccess && configuration.protect.isBehavioralDataCollection)
+        #expect(configuration.submitter.kind == .http && configuration.submitter.tokenEnv == "VERIFY_API_TOKEN")
+        #expect(configuration.submitter.endpoint?.absoluteString == "http://127.0.0.1:8080/v1")
+        #expect(configuration.submitter.retry.maxAttempts == 5 && configuration.submitter.retry.maxBackoffMs == 5000)
+    }
+
+    @Test("omitted keys and sections take their defaults")
+    func defaults() throws {
+        let configuration = try PipelineConfiguration(yaml: "name: minimal\n")
+        var expected = PipelineConfiguration()
+        expected.name = "minimal"
+        #expect(configuration == expected)
+        #expect(try PipelineConfiguration(yaml: "") == PipelineConfiguration())
+    }
+
+    @Test("the shipped pipelines parse", arguments: ["default.yaml", "passport.yaml"])
+    func shippedPipelines(_ name: String) throws {
+        let configuration = try PipelineConfiguration(contentsOf: Self.repository.appendingPathComponent("Pipelines/\(name)"))
+        #expect(configuration.documents[.governmentId] == .required)
+    }
+
+    @Test("unknown keys and bad values are refused, naming the key", arguments: [
+        ("stages:\n  scan: {wokers: 2}\n", "'stages.scan.wokers' is not a known key"),
+        ("colour: blue\n", "'colour' is not a known key"),
+        ("policy:\n  documents: {PASSPORT: REQUIRED}\n", "'policy.documents.PASSPORT' unknown document type"),
+        ("policy:\n  documents: {SELFIE: MAYBE}\n", "'policy.documents.SELFIE' must be REQUIRED, OPTIONAL or DISABLED"),
+        ("policy:\n  documents: {GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, EMAIL: DISABLED, PHONE: DISABLED}\n", "'policy.documents' enables no document type"),
+        ("policy:\n  transactionLifetime: soon\n", "'policy.transactionLifetime' must be a duration"),
+        ("stages:\n  decode: {workers: 0}\n", "'stages.decode.workers' must be a whole number from 1"),
+        ("scan:\n  symbologies: [AZTEC]\n", "unknown symbology 'AZTEC'"),
+        ("protect:\n  enabled: true\n", "'protect.envId' is required when protect is enabled"),
+        ("submitter:\n  kind: http\n", "'submitter.endpoint' is required for the http submitter"),
+        ("submitter:\n  kind: carrier-pigeon\n", "'submitter.kind' must be local or http"),
+        ("policy: [1, 2]\n", "'policy' must be a mapping"),
+        ("name: [unclosed\n", "is not valid YAML"),
+    ])
+    func refused(_ yaml: String, _ message: String) {
+        let error = #expect(throws: ConfigurationError.self) { try PipelineConfiguration(yaml: yaml, name: "p.yaml") }
+        #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("durations", arguments: [("90s", 90.0), ("30m", 1800), ("12h", 43_200), ("7d", 604_800), ("45", 45)])
+    func durations(_ text: String, _ seconds: Double) {
+        #expect(PipelineConfiguration.duration(text) == seconds)
+    }
+}

@@ -1,0 +1,83 @@
+import BarcodeScanning
+import Foundation
+import Testing
+import VerifyModel
+
+@testable import Pipeline
+
+@Suite("Assembling a document from its sources")
+struct DocumentAssemblyTests {
+    static let today = Date(timeIntervalSince1970: 1_795_305_600)
+    // TD3 for SPECIMEN ROBIN KIM, born 1988-02-14, expiring 2034-06-01.
+    static let mrz = "P<UTOSPECIMEN<<ROBIN<KIM<<<<<<<<<<<<<<<<<<<<\nX4R7T2B902UTO8802141X3406016ZE184226B<<<<<14"
+
+    func item(mrz: String? = Self.mrz, aamva: String? = nil, captured: DocumentFields = DocumentFields()) -> WorkItem {
+        var job = DocumentJob(sequence: 0, source: "test", type: .governmentId, identity: .known("t"))
+        job.mrz = mrz
+        job.captured = captured
+        var item = WorkItem(job: job)
+        if let aamva {
+            item.bytes[.back] = [1, 2, 3]
+            item.barcodes[.back] = [Barcode(format: .pdf417, text: aamva)]
+        }
+        return item
+    }
+
+    func aamva(birth: String, number: String = "X4R7T2B90") -> String {
+        let body = "DLDAQ\(number)\nDCSSPECIMEN\nDACROBIN\nDBB\(birth)\nDBA06012034\nDBCX\n\r"
+        return "@\n\u{1E}\rANSI 636014100001DL0031\(String(format: "%04d", body.count))" + body
+    }
+
+    @Test("agreeing MRZ and AAMVA merge into one document")
+    func agreeing() throws {
+        let fields = try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today)
+            .fields(for: item(aamva: aamva(birth: "02141988")), type: .governmentId)
+        #expect(fields[.dateOfBirth] == "1988-02-14")
+        #expect(fields[.mrzData] == Self.mrz)
+        #expect(fields[.barcode]?.hasPrefix("@\n") == true)
+        #expect(fields[.backImage] == "AQID")
+    }
+
+    @Test("a conflict between MRZ and AAMVA is reported, naming the field but not the values")
+    func conflict() throws {
+        let error = #expect(throws: DocumentFailure.self) {
+            try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today)
+                .fields(for: item(aamva: aamva(birth: "02151988", number: "Z999")), type: .governmentId)
+        }
+        #expect(error?.code == "documentCaptureError")
+        #expect(error?.message.contains("dateOfBirth (MRZ and AAMVA barcode differ)") == true)
+        #expect(error?.message.contains("documentNumber") == true)
+        #expect(error?.message.contains("1988") == false && error?.message.contains("Z999") == false)
+    }
+
+    @Test("captured fields that contradict the MRZ are a conflict too")
+    func capturedConflict() {
+        let error = #expect(throws: DocumentFailure.self) {
+            try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today)
+                .fields(for: item(captured: DocumentFields([.lastName: "OTHER"])), type: .governmentId)
+        }
+        #expect(error?.message.contains("lastName") == true)
+    }
+
+    @Test("an expired identity document fails when failExpiredId is set, and passes when it is not")
+    func expiredDocument() throws {
+        let later = Date(timeIntervalSince1970: 2_100_000_000) // 2036
+        let error = #expect(throws: DocumentFailure.self) {
+            try DocumentAssembly(configuration: PipelineConfiguration(), today: later).fields(for: item(), type: .governmentId)
+        }
+        #expect(error?.message == "the identity document has expired")
+        var lenient = PipelineConfiguration()
+        lenient.failExpiredId = false
+        #expect(try DocumentAssembly(configuration: lenient, today: later).fields(for: item(), type: .governmentId)[.dateOfExpiry] == "2034-06-01")
+    }
+
+    @Test("a back without a readable PDF417 fails when the policy requires it")
+    func missingBarcode() {
+        var back = item(mrz: nil)
+        back.bytes[.back] = [9]
+        let error = #expect(throws: DocumentFailure.self) {
+            try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today).fields(for: back, type: .governmentId)
+        }
+        #expect(error?.message == "back image: no readable PDF417 barcode")
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+
+/// A child process whose output is read line by line as it comes, with timeouts, while the test writes to it.
+final class InteractiveProcess: Sendable {
+    let process: Process
+    private let input: FileHandle
+    private let lines = Mutex<[String]>([])
+    private let arrived = DispatchSemaphore(value: 0)
+    private let errors = Mutex(Data())
+
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        process = Process()
+        process.executableURL = CLIRunner.executable
+        process.arguments = arguments
+        process.currentDirectoryURL = CLIRunner.root
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        input = stdin.fileHandleForWriting
+        try process.run()
+        let output = stdout.fileHandleForReading
+        Thread { [self] in
+            var buffer = Data()
+            while true {
+                let chunk = output.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    self.lines.withLock { $0.append(line) }
+                    self.arrived.signal()
+                }
+            }
+        }.start()
+        let errorHandle = stderr.fileHandleForReading
+        Thread { [self] in
+            while true {
+                let chunk = errorHandle.availableData
+                if chunk.isEmpty { break }
+                self.errors.withLock { $0.append(chunk) }
+            }
+        }.start()
+    }
+
+    func write(_ line: String) {
+        input.write(Data((line + "\n").utf8))
+    }
+
+    func closeInput() {
+        try? input.close()
+    }
+
+    /// The next line the process printed, waiting at most `timeout` seconds for it.
+    func nextLine(timeout: Double = 20) -> String? {
+        guard arrived.wait(timeout: .now() + timeout) == .success else { return nil }
+        return lines.withLock { $0.removeFirst() }
+    }
+
+    var stderr: String { errors.withLock { String(decoding: $0, as: UTF8.self) } }
+
+    /// Waits for the process to end, at most `timeout` seconds.
+    func waitForExit(timeout: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        return !process.isRunning
+    }
+}

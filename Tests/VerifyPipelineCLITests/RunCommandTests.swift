@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+import TransactionStore
+import VerifyModel
+
+struct ResultLine: Decodable {
+    struct Failure: Decodable {
+        var code: String
+        var message: String
+    }
+
+    var id: String
+    var source: String
+    var documentId: String?
+    var transactionId: String?
+    var documentType: String?
+    var documentSubmissionStatus: String?
+    var documentStatus: [String: String]?
+    var document: [String: String]?
+    var error: Failure?
+    var alreadySubmitted: Bool?
+}
+
+func resultLines(_ text: String) throws -> [ResultLine] {
+    try text.split(separator: "\n").map { try JSONDecoder().decode(ResultLine.self, from: Data($0.utf8)) }
+}
+
+func temporaryFolder(_ name: String) throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder
+}
+
+@Suite("verify-pipeline run", .serialized)
+struct RunCommandTests {
+    @Test("the sample batch ends as documented, and status shows the same")
+    func sampleBatch() async throws {
+        let folder = try temporaryFolder("run-samples")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let outcome = try CLIRunner.run(["run", "Samples/batch", "--store", store])
+        #expect(outcome.status == 1, "three sample documents fail on purpose")
+        let lines = try resultLines(outcome.stdout)
+        #expect(lines.count == 12)
+        let errors = Dictionary(uniqueKeysWithValues: lines.compactMap { line in line.error.map { (line.id, $0.code) } })
+        #expect(errors == [
+            "05-corrupt-image/GOVERNMENT_ID": "documentCaptureError",
+            "06-bad-mrz/GOVERNMENT_ID": "documentCaptureError",
+            "07-expired/GOVERNMENT_ID": "documentSubmissionTimeoutError",
+        ])
+        #expect(lines.first { $0.id == "06-bad-mrz/GOVERNMENT_ID" }?.error?.message.contains("documentNumber") == true)
+        // The licence back's AAMVA fields and the images reach the document.
+        let licence = try #require(lines.first { $0.id == "02-missing-selfie/GOVERNMENT_ID" }?.document)
+        #expect(licence["documentNumber"] == "T64-220-019" && licence["dateOfBirth"] == "1990-11-20" && licence["sex"] == "M")
+        #expect(licence["frontImage"].flatMap { Data(base64Encoded: $0) }?.starts(with: [0xFF, 0xD8]) == true)
+        #expect(outcome.stderr.contains("12 documents (3 failed, 0 already submitted), 7 transactions (4 completed)"))
+
+        let expected: [String: (String, [String: String])] = [
+            "txn-batch-001": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "PROCESSED", "EMAIL": "PROCESSED", "PHONE": "PROCESSED"]),
+            "txn-batch-002": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
+            "txn-batch-003": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
+            "txn-batch-004": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "PROCESSED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
+            "txn-batch-005": ("STARTED", ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "PROCESSED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
+            "txn-batch-006": ("NOT_STARTED", ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
+            "txn-batch-007": ("NOT_STARTED", ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
+        ]
+        for (id, (status, documents)) in expected {
+            let shown = try CLIRunner.run(["status", id, "--json", "--store", store])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+            #expect(object["documentSubmissionStatus"] as? String == status, "\(id)")
+            #expect(object["documentStatus"] as? [String: String] == documents, "\(id)")
+        }
+    }
+
+    @Test("running the same folder again submits nothing twice")
+    func rerun() async throws {
+        let folder = try temporaryFolder("run-twice")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let first = try resultLines(try CLIRunner.run(["run", "Samples/batch", "--store", store, "--omit-images"]).stdout)
+        let second = try resultLines(try CLIRunner.run(["run", "Samples/batch", "--store", store, "--omit-images"]).stdout)
+        #expect(second.count == first.count)
+        let succeeded = second.filter { $0.error == nil }
+        #expect(succeeded.count == 9)
+        #expect(succeeded.allSatisfy { $0.alreadySubmitted == true })
+        #expect(Set(succeeded.compactMap(\.documentId)) == Set(first.filter { $0.error == nil }.compactMap(\.documentId)))
+        let reader = try SQLiteTransactionStore(path: store, create: false)
+        for documentId in succeeded.compactMap(\.documentId) {
+            #expect(try await reader.submission(documentId: documentId)?.attempts == 1)
+        }
+    }
+
+    @Test("a 300-document batch killed with SIGKILL at a random point, run again, submits every document exactly once")
+    func killedAndRerun() async throws {
+        let folder = try temporaryFolder("run-kill")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let batch = folder.appendingPathComponent("batch")
+        let selfie = CLIRunner.root.appendingPathComponent("Samples/batch/01-complete/selfie.jpg")
+        for index in 0..<100 {
+            let transaction = batch.appendingPathComponent(String(format: "t%03d", index))
+            try FileManager.default.createDirectory(at: transaction, withIntermediateDirectories: true)
+            let url = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=kill-\(index)&code=\(100_000 + index)"
+            try Data(url.utf8).write(to: transaction.appendingPathComponent("qr.txt"))
+            try Data(#"{"email": "person\#(index)@example.com", "phone": "+1 555 \#(1000 + index)"}"#.utf8)
+                .write(to: transaction.appendingPathComponent("fields.json"))
+            try FileManager.default.copyItem(at: selfie, to: transaction.appendingPathComponent("selfie.jpg"))
+        }
+        let pipeline = folder.appendingPathComponent("pipeline.yaml")
+        try Data("policy:\n  documents: {SELFIE: REQUIRED, EMAIL: REQUIRED, PHONE: REQUIRED}\n".utf8).write(to: pipeline)
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let arguments = ["run", batch.path, "--store", store, "--pipeline", pipeline.path, "--omit-images"]
+
+        let killAfter = Int.random(in: 10...250)
+        let first = try InteractiveProcess(arguments)
+        var printed: [String] = []
+        while printed.count < killAfter, let line = first.nextLine() { printed.append(line) }
+        kill(first.process.processIdentifier, SIGKILL)
+        #expect(first.waitForExit())
+        #expect(first.process.terminationReason == .uncaughtSignal, "killed after \(killAfter) results")
+        #expect(printed.count == killAfter)
+
+        let second = try CLIRunner.run(arguments)
+        #expect(second.status == 0, "\(second.stderr)")
+        let lines = try resultLines(second.stdout)
+        #expect(lines.count == 300)
+        #expect(lines.allSatisfy { $0.error == nil })
+        // What the first run printed as done, the second did not send again.
+        let firstIds = Set(try resultLines(printed.joined(separator: "\n")).compactMap(\.documentId))
+        let resent = lines.filter { $0.alreadySubmitted != true && firstIds.contains($0.documentId ?? "") }
+        #expect(resent.isEmpty, "killed after \(killAfter)")
+        let reader = try SQLiteTransactionStore(path: store, create: false)
+        for line in lines {
+            let submission = try await reader.submission(documentId: line.documentId ?? "")
+            #expect(submission?.attempts == 1 && submission?.outcome == .accepted, "\(line.id), killed after \(killAfter)")
+        }
+        #expect(try await reader.transactions(status: .completed).count == 100)
+    }
+
+    @Test("a missing folder or a bad pipeline file is a configuration error: exit 2, one line")
+    func configurationErrors() throws {
+        let missing = try CLIRunner.run(["run", "no/such/folder"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr == "verify-pipeline: no folder at no/such/folder\n")
+        let folder = try temporaryFolder("bad-pipeline")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pipeline = folder.appendingPathComponent("p.yaml")
+        try Data("stages:\n  scan: {wokers: 2}\n".utf8).write(to: pipeline)
+        let bad = try CLIRunner.run(["run", "Samples/batch", "--pipeline", pipeline.path, "--store", folder.appendingPathComponent("s.sqlite").path])
+        #expect(bad.status == 2)
+        #expect(bad.stderr == "verify-pipeline: p.yaml: 'stages.scan.wokers' is not a known key (known here: queue, workers)\n")
+        #expect(bad.stdout.isEmpty)
+    }
+}
