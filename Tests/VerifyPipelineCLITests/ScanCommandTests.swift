@@ -29,7 +29,7 @@ struct ScanCommandTests {
     func scansSamples() throws {
         let expectedData = try Data(contentsOf: Self.samples.appendingPathComponent("expected.json"))
         let expected = try JSONDecoder().decode([String: [ScanLine.Code]].self, from: expectedData)
-        let outcome = try CLIRunner.run(["scan", "Samples/", "--json"])
+        let outcome = try CLIRunner.run(["scan", "Samples/images", "--json"])
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         let lines = try decodeLines(outcome)
         #expect(lines.count == expected.count)
