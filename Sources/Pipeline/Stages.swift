@@ -148,6 +148,7 @@ struct Stages: Sendable {
         }
         let contentHash = hash.finalize().map { String(format: "%02x", $0) }.joined()
         item.contentHash = "sha256:" + contentHash
+        item.bytes = [:] // the document holds them as base64 from here on
         let id = SHA256.hash(data: Data("\(transactionId)\n\(contentHash)".utf8)).map { String(format: "%02x", $0) }.joined()
         item.documentId = "doc-" + id.prefix(32)
         return item

@@ -292,7 +292,9 @@ public final class SQLiteTransactionStore: TransactionStore {
     /// The one place a status changes: the model decides, and the new statuses and their history rows are
     /// written in the caller's database transaction.
     private static func apply(_ db: Database, _ event: DocumentEvent, to type: DocumentType, of transaction: StoredTransaction,
-                              reason: String, at time: Date) throws -> (StoredTransaction, [TransitionRecord]) {
+                              reason: String, at requested: Date) throws -> (StoredTransaction, [TransitionRecord]) {
+        // Callers take the time before their write waits its turn: keep each transaction's history in time order.
+        let time = max(requested, transaction.updatedAt)
         let next: TransactionState, transitions: [StatusTransition]
         do {
             (next, transitions) = try transaction.state.applying(event, to: type, at: time)
