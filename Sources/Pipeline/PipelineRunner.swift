@@ -178,12 +178,8 @@ public struct PipelineRunner: Sendable {
             return WorkItem(job: failure.job, failure: failure.failure)
         case .success(let job):
             if case .qr(let qr) = job.identity {
-                let createdAt = job.createdAt ?? now()
                 do {
-                    _ = try await store.openTransaction(NewTransaction(
-                        id: qr.transactionId, verificationCode: qr.verificationCode, envId: qr.envId,
-                        policy: configuration.documents, createdAt: createdAt,
-                        expiresAt: job.expiresAt ?? createdAt.addingTimeInterval(configuration.transactionLifetime)))
+                    _ = try await store.openTransaction(job.newTransaction(qr, configuration: configuration, now: now()))
                     await touched.add(qr.transactionId)
                 } catch {
                     return WorkItem(job: job, failure: DocumentFailure(error.documentError))

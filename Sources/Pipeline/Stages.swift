@@ -17,9 +17,6 @@ struct Stages: Sendable {
     let omitImages: Bool
     let logger: Logger
 
-    /// Image files larger than this are refused unread.
-    static let maxFileBytes = 256 << 20
-
     var scannerConfiguration: BarcodeScanner.Configuration {
         BarcodeScanner.Configuration(symbologies: configuration.symbologies,
                                      decoder: ImageDecoder.Configuration(maxPixels: configuration.maxPixels))
@@ -37,11 +34,12 @@ struct Stages: Sendable {
             case .inline(let data):
                 bytes = data
             case .file(let path):
-                guard let data = Self.readFile(path) else {
-                    item.failure = DocumentFailure(.documentCaptureError, "\(role.rawValue) image: cannot read \(path)")
+                do {
+                    bytes = try ImageFile.read(path)
+                } catch {
+                    item.failure = DocumentFailure(.documentCaptureError, "\(role.rawValue) image \(path): \(error)")
                     return item
                 }
-                bytes = data
             }
             do {
                 item.firstPass[role] = try decoder.decode(bytes, targetPixels: scannerConfiguration.firstPassPixels)
@@ -52,13 +50,6 @@ struct Stages: Sendable {
             item.bytes[role] = bytes
         }
         return item
-    }
-
-    static func readFile(_ path: String) -> [UInt8]? {
-        let url = URL(fileURLWithPath: path)
-        guard let size = try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize, size <= maxFileBytes,
-              let data = try? Data(contentsOf: url) else { return nil }
-        return [UInt8](data)
     }
 
     // MARK: scan
@@ -101,7 +92,7 @@ struct Stages: Sendable {
         var firstError: DocumentFailure?
         for path in candidates {
             let name = URL(fileURLWithPath: path).lastPathComponent
-            guard let bytes = Self.readFile(path) else {
+            guard let bytes = try? ImageFile.read(path) else {
                 firstError = firstError ?? DocumentFailure(.documentCaptureError, "\(name): cannot read the file")
                 continue
             }
@@ -164,11 +155,7 @@ struct Stages: Sendable {
         let transaction: StoredTransaction
         do throws(StoreError) {
             if let qr = item.qr {
-                let createdAt = item.job.createdAt ?? time
-                transaction = try await store.openTransaction(NewTransaction(
-                    id: qr.transactionId, verificationCode: qr.verificationCode, envId: qr.envId,
-                    policy: configuration.documents, createdAt: createdAt,
-                    expiresAt: item.job.expiresAt ?? createdAt.addingTimeInterval(configuration.transactionLifetime)))
+                transaction = try await store.openTransaction(item.job.newTransaction(qr, configuration: configuration, now: time))
             } else if let id = item.transactionId, let known = try await store.transaction(id: id) {
                 transaction = known
             } else {

@@ -1,6 +1,7 @@
 import BarcodeScanning
 import Foundation
 import ImageDecoding
+import TransactionStore
 import VerifyModel
 
 /// The images a document may carry.
@@ -52,6 +53,17 @@ struct DocumentJob: Sendable {
     /// The transaction's own timestamps when the input gives them (transaction.json, a stream line).
     var createdAt: Date?
     var expiresAt: Date?
+}
+
+extension DocumentJob {
+    /// The transaction this job's QR opens when it is the first of its transaction: the input's own
+    /// timestamps when it gives them, else now and the policy's lifetime.
+    func newTransaction(_ qr: VerificationQR, configuration: PipelineConfiguration, now: Date) -> NewTransaction {
+        let created = createdAt ?? now
+        return NewTransaction(id: qr.transactionId, verificationCode: qr.verificationCode, envId: qr.envId,
+                              policy: configuration.documents, createdAt: created,
+                              expiresAt: expiresAt ?? created.addingTimeInterval(configuration.transactionLifetime))
+    }
 }
 
 /// A per-document failure as reported: a spec code (SPEC §2 or §3) and a message.

@@ -106,9 +106,6 @@ enum ScanSources {
 /// Scans `sources` on `jobs` threads, each with its own scanner (ZBar scanners are not thread-safe), and hands
 /// results to `emit` in input order as soon as each is next in line.
 struct ParallelScan {
-    /// Larger files are refused unread: no ID photo comes near it.
-    static let maxFileBytes = 256 << 20
-
     var sources: [String]
     var configuration: BarcodeScanner.Configuration
     var jobs: Int
@@ -148,18 +145,12 @@ struct ParallelScan {
     }
 
     static func scan(_ path: String, with scanner: BarcodeScanner) -> ScanResult {
-        let url = URL(fileURLWithPath: path)
         do {
-            let size = try url.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0
-            guard size <= maxFileBytes else {
-                return failure(path, "file is \(size) bytes, more than the limit of \(maxFileBytes)")
-            }
-            let bytes = [UInt8](try Data(contentsOf: url))
-            return ScanResult(source: path, barcodes: try scanner.scan(bytes))
+            return ScanResult(source: path, barcodes: try scanner.scan(try ImageFile.read(path)))
         } catch let error as ImageDecodingError {
             return failure(path, error.message)
         } catch {
-            return failure(path, "cannot read the file: \((error as NSError).localizedDescription)")
+            return failure(path, "\(error)")
         }
     }
 
