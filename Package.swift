@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.60.0"),
     ],
     targets: [
         // C libraries, reached through system-library targets with a shim.h each.
@@ -34,9 +36,25 @@ let package = Package(
         .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding"]),
         .target(name: "TransactionStore", dependencies: ["VerifyModel", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(
+            name: "Protect",
+            dependencies: [
+                "VerifyModel", "ImageDecoding", "TransactionStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "Submission",
+            dependencies: [
+                "VerifyModel", "TransactionStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "Pipeline",
             dependencies: [
-                "VerifyModel", "ImageDecoding", "BarcodeScanning", "TransactionStore",
+                "VerifyModel", "ImageDecoding", "BarcodeScanning", "TransactionStore", "Protect", "Submission",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -47,7 +65,8 @@ let package = Package(
         .executableTarget(
             name: "verify-pipeline",
             dependencies: [
-                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore", "Pipeline",
+                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore", "Pipeline", "Protect", "Submission",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -60,8 +79,16 @@ let package = Package(
         .testTarget(name: "TransactionStoreTests", dependencies: ["TransactionStore", "store-burst"]),
         // Writes transitions until it is killed: the store's crash test runs it in a child process.
         .executableTarget(name: "store-burst", dependencies: ["TransactionStore"], path: "Tests/Helpers/store-burst"),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
-        .testTarget(name: "VerifyPipelineCLITests", dependencies: ["verify-pipeline", "TransactionStore", "VerifyModel"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Protect", "Submission"]),
+        .testTarget(
+            name: "VerifyPipelineCLITests",
+            dependencies: [
+                "verify-pipeline", "TransactionStore", "VerifyModel", "Protect",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

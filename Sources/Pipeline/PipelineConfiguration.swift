@@ -1,5 +1,6 @@
 import BarcodeScanning
 import Foundation
+import Protect
 import VerifyModel
 import Yams
 
@@ -13,20 +14,6 @@ public struct PipelineConfiguration: Sendable, Equatable {
             self.workers = workers
             self.queue = queue
         }
-    }
-
-    public struct Protect: Sendable, Equatable {
-        public var enabled = false
-        public var envId: String?
-        public var deviceAttributesToIgnore: [String] = []
-        public var isBehavioralDataCollection = true
-        public var isConsoleLogEnabled = false
-        public var isLazyMetadata = false
-        public var customHost: String?
-        public var pauseBehavioralDataOnSuccess = false
-        public var resumeBehavioralDataOnStart = false
-
-        public init() {}
     }
 
     public enum SubmitterKind: String, Sendable, Equatable {
@@ -68,7 +55,7 @@ public struct PipelineConfiguration: Sendable, Equatable {
     /// A government-id back must carry a readable PDF417 (when PDF417 is enabled).
     public var requireBackBarcode = true
     public var maxPixels = 100_000_000
-    public var protect = Protect()
+    public var protect = ProtectConfiguration()
     public var submitter = Submitter()
 
     public init() {}
@@ -166,7 +153,7 @@ extension PipelineConfiguration {
         if let section = try top.section("protect") {
             try section.only(["enabled", "envId", "deviceAttributesToIgnore", "isBehavioralDataCollection", "isConsoleLogEnabled",
                               "isLazyMetadata", "customHost", "pauseBehavioralDataOnSuccess", "resumeBehavioralDataOnStart"])
-            var protect = Protect()
+            var protect = ProtectConfiguration()
             protect.enabled = try section.bool("enabled") ?? false
             protect.envId = try section.string("envId")
             protect.deviceAttributesToIgnore = try section.strings("deviceAttributesToIgnore") ?? []

@@ -1,6 +1,8 @@
 import BarcodeScanning
 import Foundation
 import Logging
+import Protect
+import Submission
 import TransactionStore
 import VerifyModel
 
@@ -38,14 +40,17 @@ public struct PipelineRunner: Sendable {
     let submitter: any DocumentSubmitter
     let logger: Logger
     let omitImages: Bool
+    let riskEvaluator: RiskEvaluator?
     let now: @Sendable () -> Date
 
     public init(configuration: PipelineConfiguration, store: any TransactionStore, submitter: any DocumentSubmitter,
-                logger: Logger, omitImages: Bool = false, now: @escaping @Sendable () -> Date = { Date() }) {
+                logger: Logger, omitImages: Bool = false, riskEvaluator: RiskEvaluator? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.store = store
         self.submitter = submitter
         self.logger = logger
+        self.riskEvaluator = riskEvaluator
         self.omitImages = omitImages
         self.now = now
     }
@@ -56,8 +61,12 @@ public struct PipelineRunner: Sendable {
                     emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void) async throws(DocumentFailure) -> RunSummary {
         let started = Date()
         let touched = TouchedTransactions()
+        let channel = if case .folder = input { "folder" } else { "stream" }
+        let signals = SignalsCollector(configuration: configuration.protect, store: store, channel: channel, logger: logger)
         let stages = Stages(configuration: configuration, store: store, submitter: submitter, resolver: QRResolver(),
-                            touched: touched, now: now, omitImages: omitImages, logger: logger)
+                            touched: touched, signals: signals,
+                            risk: riskEvaluator.map { RiskEvaluations(evaluator: $0, store: store) },
+                            now: now, omitImages: omitImages, logger: logger)
         let folderJobs: [Result<DocumentJob, IngestFailure>]?
         if case .folder(let url) = input {
             guard FolderIngest.isDirectory(url) else {
@@ -114,6 +123,9 @@ public struct PipelineRunner: Sendable {
                     summary.documents += 1
                     if let failure = outcome.failure {
                         summary.failed += 1
+                        if failure.code == DocumentSubmissionErrorCode.documentCaptureError.rawValue, let id = outcome.transactionId {
+                            await signals.decodeFailed(id)
+                        }
                         self.logger.debug("document failed", metadata: ["input.sequence": "\(outcome.sequence)", "error.code": "\(failure.code)"])
                     }
                     if outcome.alreadySubmitted { summary.alreadySubmitted += 1 }
@@ -128,7 +140,7 @@ public struct PipelineRunner: Sendable {
 
         var result = summary
         if case .folder = input, !stop.isStopped {
-            await skipMissingOptionalDocuments(await touched.ids)
+            await skipMissingOptionalDocuments(await touched.ids, signals: signals)
         }
         let ids = await touched.ids
         result.transactions = ids.count
@@ -185,16 +197,23 @@ public struct PipelineRunner: Sendable {
                     return WorkItem(job: job, failure: DocumentFailure(error.documentError))
                 }
             }
-            return WorkItem(job: job)
+            var item = WorkItem(job: job)
+            switch job.identity {
+            case .qr(let qr): item.transactionId = qr.transactionId
+            case .known(let id): item.transactionId = id
+            case .qrImage: break
+            }
+            return item
         }
     }
 
-    private func skipMissingOptionalDocuments(_ ids: [String]) async {
+    private func skipMissingOptionalDocuments(_ ids: [String], signals: SignalsCollector) async {
         for id in ids {
             guard let transaction = try? await store.transaction(id: id) else { continue }
             for (type, status) in transaction.state.documents where status == .optional {
                 do {
-                    _ = try await store.apply(.skip, to: type, of: id, reason: "end of batch", at: now())
+                    let (updated, _) = try await store.apply(.skip, to: type, of: id, reason: "end of batch", at: now())
+                    await signals.statusChanged(updated)
                 } catch {
                     logger.warning("could not skip a missing optional document", metadata: ["transaction.id": "\(id)", "error": "\(error)"])
                 }

@@ -3,6 +3,8 @@ import Crypto
 import Foundation
 import ImageDecoding
 import Logging
+import Protect
+import Submission
 import TransactionStore
 import VerifyModel
 
@@ -13,6 +15,8 @@ struct Stages: Sendable {
     let submitter: any DocumentSubmitter
     let resolver: QRResolver
     let touched: TouchedTransactions
+    let signals: SignalsCollector
+    let risk: RiskEvaluations?
     let now: @Sendable () -> Date
     let omitImages: Bool
     let logger: Logger
@@ -42,7 +46,10 @@ struct Stages: Sendable {
                 }
             }
             do {
-                item.firstPass[role] = try decoder.decode(bytes, targetPixels: scannerConfiguration.firstPassPixels)
+                let image = try decoder.decode(bytes, targetPixels: scannerConfiguration.firstPassPixels)
+                item.firstPass[role] = image
+                item.capture.imageSizes.append("\(image.sourceWidth)x\(image.sourceHeight)")
+                if item.capture.camera == nil { item.capture.camera = CameraInfo(jpeg: bytes) }
             } catch {
                 item.failure = DocumentFailure(.documentCaptureError, "\(role.rawValue) image: \(error.message)")
                 return item
@@ -167,6 +174,7 @@ struct Stages: Sendable {
 
             if item.job.skip {
                 let (updated, _) = try await store.apply(.skip, to: type, of: transaction.id, reason: "skipped by \(item.job.source)", at: time)
+                await signals.statusChanged(updated)
                 item.outcome = outcome(item, updated, skipped: true)
                 return item
             }
@@ -176,8 +184,10 @@ struct Stages: Sendable {
             let record = DocumentRecord(id: documentId, transactionId: transaction.id, type: type, fields: stored,
                                         source: item.job.source, contentHash: contentHash, createdAt: time)
             switch try await store.collect(record, at: time) {
-            case .collected:
+            case .collected(let updated, _):
                 item.needsSubmission = true
+                await signals.documentArrived(updated, capture: item.capture, at: time)
+                await evaluateRisk(updated)
             case .alreadyRecorded(let current):
                 if try await store.submission(documentId: documentId)?.outcome == .accepted {
                     var result = outcome(item, current)
@@ -207,17 +217,28 @@ struct Stages: Sendable {
             guard let transaction = try await store.transaction(id: transactionId) else {
                 throw StoreError.unknownTransaction(transactionId)
             }
+            let payload = await signals.payload(for: transaction, capture: item.capture, at: now())
+            if payload != nil { await evaluateRisk(transaction) }
             let result = await submitter.submit(SubmissionRequest(documentId: documentId, transaction: transaction,
-                                                                  documentType: type, document: item.fields))
-            let error: DocumentSubmissionError? = if case .failed(let error) = result { error } else { nil }
+                                                                  documentType: type, document: item.fields, signals: payload))
+            await signals.retried(transactionId, times: result.attempts - 1)
+            let error: DocumentSubmissionError? = if case .failed(let error, _) = result { error } else { nil }
             let (updated, _, _) = try await store.finishSubmission(documentId: documentId, accepted: error == nil,
                                                                    error: error?.description, at: now())
+            await signals.statusChanged(updated)
             item.outcome = outcome(item, updated)
             if let error { item.failure = DocumentFailure(error) }
         } catch {
             item.failure = DocumentFailure(error.documentError)
         }
         return item
+    }
+
+    /// One risk evaluation per transaction, once its payload exists (with `protect.customHost`).
+    private func evaluateRisk(_ transaction: StoredTransaction) async {
+        guard let risk, let current = try? await store.transaction(id: transaction.id), let payload = current.signals,
+              current.riskEvaluation == nil else { return }
+        await risk.evaluateOnce(transaction.id, signals: payload)
     }
 
     private func outcome(_ item: WorkItem, _ transaction: StoredTransaction, skipped: Bool = false) -> DocumentOutcome {
@@ -232,6 +253,24 @@ struct Stages: Sendable {
         return DocumentOutcome(sequence: item.job.sequence, inputId: item.job.inputId, source: item.job.source,
                                documentId: item.documentId, transactionId: transaction.id, documentType: item.job.type,
                                response: response, skipped: skipped)
+    }
+}
+
+/// Asks for at most one risk evaluation per transaction, even when its documents race.
+actor RiskEvaluations {
+    let evaluator: RiskEvaluator
+    let store: any TransactionStore
+    private var asked: Set<String> = []
+
+    init(evaluator: RiskEvaluator, store: any TransactionStore) {
+        self.evaluator = evaluator
+        self.store = store
+    }
+
+    func evaluateOnce(_ transactionId: String, signals: String) async {
+        guard asked.insert(transactionId).inserted else { return }
+        let answer = await evaluator.evaluate(transactionId: transactionId, signals: signals)
+        try? await store.setRiskEvaluation(answer, of: transactionId)
     }
 }
 

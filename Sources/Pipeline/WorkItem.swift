@@ -1,6 +1,7 @@
 import BarcodeScanning
 import Foundation
 import ImageDecoding
+import Protect
 import TransactionStore
 import VerifyModel
 
@@ -108,6 +109,8 @@ struct WorkItem: Sendable {
     var job: DocumentJob
     var bytes: [ImageRole: [UInt8]] = [:]
     var firstPass: [ImageRole: GrayImage] = [:]
+    /// The capturing camera and image sizes, for the Protect device attributes.
+    var capture = CaptureInfo()
     var barcodes: [ImageRole: [Barcode]] = [:]
     var qr: VerificationQR?
     var transactionId: String?

@@ -94,6 +94,12 @@ public final class SQLiteTransactionStore: TransactionStore {
                 );
                 """)
         }
+        migrator.registerMigration("v2-protect-behavior-and-risk") { db in
+            try db.execute(sql: """
+                ALTER TABLE transactions ADD COLUMN behavior TEXT;
+                ALTER TABLE transactions ADD COLUMN riskEvaluation TEXT;
+                """)
+        }
         return migrator
     }()
 
@@ -109,6 +115,8 @@ public final class SQLiteTransactionStore: TransactionStore {
         var updatedAt: Date
         var expiresAt: Date
         var signals: String?
+        var behavior: String?
+        var riskEvaluation: String?
     }
 
     struct StatusRow: Codable, FetchableRecord, PersistableRecord {
@@ -229,6 +237,34 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
+    public func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
+        try await write { db in
+            try db.execute(sql: "UPDATE transactions SET signals = ? WHERE id = ? AND signals IS NULL", arguments: [signals, transactionId])
+            guard let stored = try String.fetchOne(db, sql: "SELECT signals FROM transactions WHERE id = ?", arguments: [transactionId]) else {
+                throw StoreError.unknownTransaction(transactionId)
+            }
+            return stored
+        }
+    }
+
+    public func updateBehavior(of transactionId: String, _ transform: @escaping @Sendable (String?) -> String?) async throws(StoreError) -> String? {
+        try await write { db in
+            guard let row = try TransactionRow.fetchOne(db, key: transactionId) else { throw StoreError.unknownTransaction(transactionId) }
+            let updated = transform(row.behavior)
+            if updated != row.behavior {
+                try db.execute(sql: "UPDATE transactions SET behavior = ? WHERE id = ?", arguments: [updated, transactionId])
+            }
+            return updated
+        }
+    }
+
+    public func setRiskEvaluation(_ result: String, of transactionId: String) async throws(StoreError) {
+        try await write { db in
+            try db.execute(sql: "UPDATE transactions SET riskEvaluation = ? WHERE id = ?", arguments: [result, transactionId])
+            guard db.changesCount == 1 else { throw StoreError.unknownTransaction(transactionId) }
+        }
+    }
+
     public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
         try await read { db in try SubmissionRow.fetchOne(db, key: documentId).map(Self.record) }
     }
@@ -334,7 +370,8 @@ public final class SQLiteTransactionStore: TransactionStore {
                                      submissionStatus: DocumentSubmissionStatus(rawValue: row.submissionStatus)!,
                                      expiresAt: row.expiresAt)
         return StoredTransaction(id: row.id, verificationCode: row.verificationCode, envId: row.envId, state: state,
-                                 createdAt: row.createdAt, updatedAt: row.updatedAt, signals: row.signals)
+                                 createdAt: row.createdAt, updatedAt: row.updatedAt, signals: row.signals,
+                                 behavior: row.behavior, riskEvaluation: row.riskEvaluation)
     }
 
     private static func record(_ row: TransitionRow) -> TransitionRecord {

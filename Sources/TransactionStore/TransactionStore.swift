@@ -11,6 +11,10 @@ public struct StoredTransaction: Sendable, Equatable {
     public var updatedAt: Date
     /// The Protect signals payload shared by every submission of the transaction (SPEC §5).
     public var signals: String?
+    /// Behavioural data collected for the transaction so far (JSON, the Protect module's format).
+    public var behavior: String?
+    /// The risk evaluation's answer, when one was requested (JSON).
+    public var riskEvaluation: String?
 
     public var policy: [DocumentType: DocumentRequirement] { state.policy }
     public var expiresAt: Date { state.expiresAt }
@@ -171,6 +175,11 @@ public protocol TransactionStore: Sendable {
     func finishSubmission(documentId: String, accepted: Bool, error: String?, at time: Date) async throws(StoreError)
         -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
     func submission(documentId: String) async throws(StoreError) -> SubmissionRecord?
+    /// Stores the transaction's signals payload unless it has one: the first one set is kept, and returned.
+    func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String
+    /// Replaces the behavioural data with `transform` of it, read and written in one database transaction.
+    func updateBehavior(of transactionId: String, _ transform: @escaping @Sendable (String?) -> String?) async throws(StoreError) -> String?
+    func setRiskEvaluation(_ result: String, of transactionId: String) async throws(StoreError)
     func document(id: String) async throws(StoreError) -> DocumentRecord?
     func transaction(id: String) async throws(StoreError) -> StoredTransaction?
     func report(id: String) async throws(StoreError) -> TransactionReport?

@@ -1,8 +1,10 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import Logging
 import Pipeline
 import ServiceLifecycle
+import Submission
 import Synchronization
 import TransactionStore
 import VerifyModel
@@ -37,16 +39,31 @@ struct PipelineOptions: ParsableArguments {
                 throw ExitCode(2)
             }
         }
-        // Both arrive with the Protect and HTTP-submitter work; refusing beats silently doing nothing.
-        if configuration.protect.enabled {
-            CommandOutput.fail("\(pipeline ?? "pipeline"): 'protect.enabled' is not supported by this version yet")
-            throw ExitCode(2)
-        }
-        if configuration.submitter.kind == .http {
-            CommandOutput.fail("\(pipeline ?? "pipeline"): 'submitter.kind: http' is not supported by this version yet")
-            throw ExitCode(2)
-        }
         return configuration
+    }
+
+    /// The pipeline's submitter. The bearer token comes from the variable the file names, never from the file.
+    func submitter(_ configuration: PipelineConfiguration, client: HTTPClient, logger: Logger) throws -> any DocumentSubmitter {
+        let settings = configuration.submitter
+        guard settings.kind == .http, let endpoint = settings.endpoint else { return LocalSubmitter() }
+        var token: String?
+        if let variable = settings.tokenEnv {
+            guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
+                CommandOutput.fail("\(pipeline ?? "pipeline"): 'submitter.tokenEnv' names \(variable), which is not set")
+                throw ExitCode(2)
+            }
+            token = value
+        }
+        return HTTPSubmitter(client: client, configuration: .init(
+            endpoint: endpoint, bearerToken: token, timeoutSeconds: settings.timeoutSeconds,
+            maxAttempts: settings.retry.maxAttempts, initialBackoffMs: settings.retry.initialBackoffMs,
+            maxBackoffMs: settings.retry.maxBackoffMs), logger: logger)
+    }
+
+    func riskEvaluator(_ configuration: PipelineConfiguration, client: HTTPClient) -> RiskEvaluator? {
+        let protect = configuration.protect
+        guard protect.enabled, let host = protect.customHost.flatMap(URL.init(string:)), let envId = protect.envId else { return nil }
+        return RiskEvaluator(client: client, host: host, envId: envId, timeoutSeconds: configuration.submitter.timeoutSeconds)
     }
 
     func makeLogger() -> Logger {
@@ -61,8 +78,10 @@ struct PipelineOptions: ParsableArguments {
         let configuration = try configuration()
         let store = try store.open(create: true)
         let logger = makeLogger()
-        let runner = PipelineRunner(configuration: configuration, store: store, submitter: LocalSubmitter(), logger: logger,
-                                    omitImages: omitImages)
+        let client = HTTPClient.shared
+        let runner = PipelineRunner(configuration: configuration, store: store,
+                                    submitter: try submitter(configuration, client: client, logger: logger), logger: logger,
+                                    omitImages: omitImages, riskEvaluator: riskEvaluator(configuration, client: client))
         let progress = showProgress ? ProgressBar() : nil
         let service = PipelineService(runner: runner, input: input) { outcome, state in
             await output.write(outcome)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Protect
 import TransactionStore
 import VerifyModel
 
@@ -19,11 +20,17 @@ extension VerifyPipeline {
         @Flag(help: "JSON instead of text (one object; one line per transaction when listing).")
         var json = false
 
+        @Flag(help: "Show the transaction's Protect signals: the decoded payload, the behavioural data, the risk evaluation.")
+        var signals = false
+
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
             if let state, DocumentSubmissionStatus(rawValue: state.uppercased()) == nil {
                 throw ValidationError("unknown status '\(state)' (NOT_STARTED, STARTED, PROCESS, COMPLETED)")
+            }
+            if signals, transactionId == nil {
+                throw ValidationError("--signals shows one transaction: give its TRANSACTION_ID")
             }
             if state != nil, transactionId != nil {
                 throw ValidationError("--state lists transactions: give it without a TRANSACTION_ID")
@@ -37,7 +44,11 @@ extension VerifyPipeline {
                     CommandOutput.fail("no transaction '\(transactionId)' in the store")
                     throw ExitCode(1)
                 }
-                print(json ? StatusFormat.json(report) : StatusFormat.text(report, now: Date()))
+                if signals {
+                    print(StatusFormat.signals(report.transaction, json: json))
+                } else {
+                    print(json ? StatusFormat.json(report) : StatusFormat.text(report, now: Date()))
+                }
             } else {
                 let summaries = try await store.transactions(status: state.flatMap { DocumentSubmissionStatus(rawValue: $0.uppercased()) })
                 if json {
@@ -88,6 +99,25 @@ enum StatusFormat {
             lines.append("\(pad(summary.id, 28)) \(pad(summary.status.rawValue, 12)) \(pad(documents, 44))  \(Timestamp.string(summary.updatedAt))")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The Protect view of a transaction: its payload decoded, its behavioural data and its risk evaluation.
+    static func signals(_ transaction: StoredTransaction, json: Bool) -> String {
+        var object: [String: Any] = ["transactionId": transaction.id]
+        if let data = transaction.signals {
+            object["signals"] = ["data": data, "decoded": jsonObject(SignalsPayload(data: data)) ?? NSNull()]
+        }
+        if let behavior = transaction.behavior { object["behavior"] = (try? JSONSerialization.jsonObject(with: Data(behavior.utf8))) ?? behavior }
+        if let risk = transaction.riskEvaluation { object["riskEvaluation"] = (try? JSONSerialization.jsonObject(with: Data(risk.utf8))) ?? risk }
+        let options: JSONSerialization.WritingOptions = json ? [.sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        let text = (try? JSONSerialization.data(withJSONObject: object, options: options)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        if json || transaction.signals != nil { return text }
+        return "Transaction \(transaction.id) has no Protect signals (protect is not enabled in its pipeline)."
+    }
+
+    private static func jsonObject(_ value: (some Encodable)?) -> Any? {
+        guard let value, let data = try? JSONEncoder().encode(value) else { return nil }
+        return try? JSONSerialization.jsonObject(with: data)
     }
 
     struct ReportJSON: Encodable {

@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import TransactionStore
+import VerifyModel
+
+/// Collects Protect signals for the transactions of a run (SPEC §5): one payload per transaction, made
+/// when the transaction starts (or when first needed, with `isLazyMetadata`), stored with it, and sent
+/// unchanged with each of its submissions; behavioural data kept per transaction in the store.
+///
+/// Pausing follows the SDK: with `pauseBehavioralDataOnSuccess`, collection pauses when a transaction
+/// completes (and that transaction's record is frozen); with `resumeBehavioralDataOnStart`, it resumes
+/// when a new transaction starts.
+public actor SignalsCollector {
+    public let configuration: ProtectConfiguration
+    let store: any TransactionStore
+    let channel: String
+    let logger: Logger
+    private var paused = false
+    private var started: Set<String> = []
+
+    public init(configuration: ProtectConfiguration, store: any TransactionStore, channel: String, logger: Logger) {
+        self.configuration = configuration
+        self.store = store
+        self.channel = channel
+        self.logger = logger
+    }
+
+    var collectsBehavior: Bool { configuration.enabled && configuration.isBehavioralDataCollection }
+
+    /// A document of the transaction was collected. The first one starts the transaction: resume, and
+    /// make the payload now unless metadata is lazy.
+    public func documentArrived(_ transaction: StoredTransaction, capture: CaptureInfo, at time: Date) async {
+        guard configuration.enabled else { return }
+        if started.insert(transaction.id).inserted, configuration.resumeBehavioralDataOnStart { paused = false }
+        await updateBehavior(transaction.id) { $0.arrival(at: time) }
+        if !configuration.isLazyMetadata { _ = await payload(for: transaction, capture: capture, at: time) }
+    }
+
+    public func retried(_ transactionId: String, times: Int) async {
+        guard times > 0 else { return }
+        await updateBehavior(transactionId) { $0.retries += times }
+    }
+
+    public func decodeFailed(_ transactionId: String) async {
+        await updateBehavior(transactionId) { $0.failedDecodes += 1 }
+    }
+
+    /// The transaction may have completed: pause when configured to.
+    public func statusChanged(_ transaction: StoredTransaction) async {
+        guard collectsBehavior, configuration.pauseBehavioralDataOnSuccess,
+              transaction.state.submissionStatus == .completed else { return }
+        await updateBehavior(transaction.id) { $0.paused = true }
+        paused = true
+        if configuration.isConsoleLogEnabled {
+            logger.debug("protect: behavioural data paused on success", metadata: ["transaction.id": "\(transaction.id)"])
+        }
+    }
+
+    /// The transaction's payload: the stored one, or a new one made now and stored (the first stored wins).
+    /// nil when Protect is disabled.
+    public func payload(for transaction: StoredTransaction, capture: CaptureInfo, at time: Date) async -> String? {
+        guard configuration.enabled, let envId = configuration.envId else { return nil }
+        if let signals = transaction.signals { return signals }
+        if let stored = try? await store.transaction(id: transaction.id)?.signals { return stored }
+        let behavior = collectsBehavior ? Self.decode(try? await store.transaction(id: transaction.id)?.behavior) : nil
+        let device = DeviceAttributes.collect(channel: channel, capture: capture,
+                                              ignoring: Set(configuration.deviceAttributesToIgnore))
+        let data = SignalsPayload(envId: envId, createdAt: time, device: device, behavior: behavior).data
+        guard let stored = try? await store.setSignals(data, of: transaction.id) else { return nil }
+        if configuration.isConsoleLogEnabled {
+            logger.debug("protect: signals collected", metadata: [
+                "transaction.id": "\(transaction.id)", "protect.attributes": "\(device.keys.sorted().joined(separator: ","))",
+                "protect.behavior": "\(behavior != nil)",
+            ])
+        }
+        return stored
+    }
+
+    private func updateBehavior(_ transactionId: String, _ change: @escaping @Sendable (inout BehaviorRecord) -> Void) async {
+        guard collectsBehavior, !paused else { return }
+        _ = try? await store.updateBehavior(of: transactionId) { text in
+            var record = Self.decode(text) ?? BehaviorRecord()
+            guard !record.paused else { return text }
+            change(&record)
+            return Self.encode(record)
+        }
+    }
+
+    public static func decode(_ text: String?) -> BehaviorRecord? {
+        guard let text else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try? decoder.decode(BehaviorRecord.self, from: Data(text.utf8))
+    }
+
+    static func encode(_ record: BehaviorRecord) -> String? {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return (try? encoder.encode(record)).map { String(decoding: $0, as: UTF8.self) }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import ImageDecoding
+import VerifyModel
+import Crypto
+
+/// What the documents of one transaction were captured with.
+public struct CaptureInfo: Sendable, Equatable {
+    public var camera: CameraInfo?
+    /// Declared sizes of the transaction's images, e.g. `1000x630`.
+    public var imageSizes: [String] = []
+
+    public init(camera: CameraInfo? = nil, imageSizes: [String] = []) {
+        self.camera = camera
+        self.imageSizes = imageSizes
+    }
+}
+
+/// Where the documents came from: the device attributes of SPEC §5.
+public enum DeviceAttributes {
+    /// Every attribute name `deviceAttributesToIgnore` can name.
+    public static let names = ["channel", "os", "architecture", "hostname", "toolVersion", "cameraMake", "cameraModel",
+                               "cameraSoftware", "imageSizes"]
+
+    public static let toolVersion = "0.5.0"
+
+    /// The attributes for a transaction, less the ignored ones. The host name is only ever present as a hash.
+    public static func collect(channel: String, capture: CaptureInfo, ignoring ignored: Set<String>) -> [String: String] {
+        var attributes: [String: String] = [
+            "channel": channel,
+            "os": hostOS,
+            "architecture": hostArchitecture,
+            "hostname": hostNameHash,
+            "toolVersion": toolVersion,
+        ]
+        attributes["cameraMake"] = capture.camera?.make
+        attributes["cameraModel"] = capture.camera?.model
+        attributes["cameraSoftware"] = capture.camera?.software
+        if !capture.imageSizes.isEmpty { attributes["imageSizes"] = capture.imageSizes.joined(separator: ",") }
+        return attributes.filter { !ignored.contains($0.key) }
+    }
+
+    static let hostOS: String = {
+        var name = utsname()
+        uname(&name)
+        return withUnsafeBytes(of: name.sysname) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } + " "
+            + withUnsafeBytes(of: name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }()
+
+    static let hostArchitecture: String = {
+        var name = utsname()
+        uname(&name)
+        return withUnsafeBytes(of: name.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }()
+
+    static let hostNameHash: String = {
+        let name = ProcessInfo.processInfo.hostName
+        return "sha256:" + SignalsHash.hex(Array(name.utf8)).prefix(16)
+    }()
+}
+
+/// How the documents arrived: the behavioural data of SPEC §5, kept per transaction.
+public struct BehaviorRecord: Codable, Sendable, Equatable {
+    /// When the first document arrived; arrivals are counted from it.
+    public var start: Date?
+    public var arrivalsMs: [Int] = []
+    public var gapsMs: [Int] = []
+    public var retries = 0
+    public var failedDecodes = 0
+    /// Set when collection stopped for this transaction (pauseBehavioralDataOnSuccess).
+    public var paused = false
+
+    public init() {}
+
+    mutating func arrival(at time: Date) {
+        let start = self.start ?? time
+        self.start = start
+        let offset = max(0, Int(time.timeIntervalSince(start) * 1000))
+        if let last = arrivalsMs.last { gapsMs.append(max(0, offset - last)) }
+        arrivalsMs.append(offset)
+    }
+}
+
+/// The opaque `signals.data` string: base64 of a JSON document with the device attributes and the
+/// behavioural data known when it was made. It never holds document data.
+public struct SignalsPayload: Codable, Sendable, Equatable {
+    public var version = 1
+    public var envId: String
+    public var createdAt: String
+    public var device: [String: String]
+    public var behavior: BehaviorRecord?
+
+    public init(envId: String, createdAt: Date, device: [String: String], behavior: BehaviorRecord?) {
+        self.envId = envId
+        self.createdAt = Timestamp.string(createdAt)
+        self.device = device
+        self.behavior = behavior
+    }
+
+    public var data: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return (try? encoder.encode(self))?.base64EncodedString() ?? ""
+    }
+
+    /// Reads `signals.data` back, for `status --signals`.
+    public init?(data: String) {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        guard let json = Data(base64Encoded: data), let payload = try? decoder.decode(SignalsPayload.self, from: json) else { return nil }
+        self = payload
+    }
+}
+
+enum SignalsHash {
+    static func hex(_ bytes: [UInt8]) -> String {
+        Crypto.SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,167 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import VerifyModel
+
+/// Submits documents over HTTP (SPEC §7): `POST {endpoint}/transactions/{id}/documents` with an
+/// `Idempotency-Key` that is the document id, so retries and re-runs can never create a second copy.
+/// 2xx and 409 are accepted; 408, 429, 5xx, timeouts and dropped connections are retried with
+/// exponential backoff and jitter; any other 4xx fails at once.
+public struct HTTPSubmitter: DocumentSubmitter {
+    public struct Configuration: Sendable {
+        public var endpoint: URL
+        /// From the environment variable the pipeline names; never logged.
+        public var bearerToken: String?
+        public var timeout: TimeAmount
+        public var maxAttempts: Int
+        public var initialBackoff: TimeAmount
+        public var maxBackoff: TimeAmount
+
+        public init(endpoint: URL, bearerToken: String?, timeoutSeconds: Double, maxAttempts: Int,
+                    initialBackoffMs: Int, maxBackoffMs: Int) {
+            self.endpoint = endpoint
+            self.bearerToken = bearerToken
+            timeout = .milliseconds(Int64(timeoutSeconds * 1000))
+            self.maxAttempts = max(1, maxAttempts)
+            initialBackoff = .milliseconds(Int64(initialBackoffMs))
+            maxBackoff = .milliseconds(Int64(maxBackoffMs))
+        }
+    }
+
+    let client: HTTPClient
+    let configuration: Configuration
+    let logger: Logger
+
+    public init(client: HTTPClient, configuration: Configuration, logger: Logger) {
+        self.client = client
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    struct Body: Encodable {
+        struct Signals: Encodable { var data: String }
+        var documentId: String
+        var documentType: DocumentType
+        var document: DocumentFields
+        var documentStatus: [String: DocumentStatus]
+        var documentSubmissionStatus: DocumentSubmissionStatus
+        var signals: Signals?
+    }
+
+    enum Outcome {
+        case accepted
+        case retry(String)
+        case reject(String)
+    }
+
+    public func submit(_ request: SubmissionRequest) async -> SubmissionResult {
+        let transaction = request.transaction
+        let url = configuration.endpoint.appendingPathComponent("transactions")
+            .appendingPathComponent(transaction.id).appendingPathComponent("documents")
+        var http = HTTPClientRequest(url: url.absoluteString)
+        http.method = .POST
+        http.headers.add(name: "Content-Type", value: "application/json")
+        http.headers.add(name: "Idempotency-Key", value: request.documentId)
+        if let token = configuration.bearerToken {
+            http.headers.add(name: "Authorization", value: "Bearer \(token)")
+        } else {
+            let credentials = Data("\(transaction.id):\(transaction.verificationCode)".utf8).base64EncodedString()
+            http.headers.add(name: "Authorization", value: "Basic \(credentials)")
+        }
+        let body = Body(documentId: request.documentId, documentType: request.documentType, document: request.document,
+                        documentStatus: Dictionary(uniqueKeysWithValues: transaction.state.documents.map { ($0.key.rawValue, $0.value) }),
+                        documentSubmissionStatus: transaction.state.submissionStatus,
+                        signals: request.signals.map { Body.Signals(data: $0) })
+        guard let encoded = try? JSONEncoder().encode(body) else {
+            return .failed(DocumentSubmissionError(.invalidKeyMap, "the document could not be encoded"), attempts: 0)
+        }
+        http.body = .bytes(ByteBuffer(bytes: Array(encoded)))
+
+        var reason = ""
+        for attempt in 1...configuration.maxAttempts {
+            switch await send(http) {
+            case .accepted:
+                return .accepted(attempts: attempt)
+            case .reject(let why):
+                return .failed(DocumentSubmissionError(.submissionError, why), attempts: attempt)
+            case .retry(let why):
+                reason = why
+                logger.debug("submission attempt failed", metadata: [
+                    "document.id": "\(request.documentId)", "attempt": "\(attempt)", "reason": "\(why)",
+                ])
+                if attempt < configuration.maxAttempts { try? await Task.sleep(for: backoff(attempt)) }
+            }
+        }
+        return .failed(DocumentSubmissionError(.submissionError, "gave up after \(configuration.maxAttempts) attempts: \(reason)"),
+                       attempts: configuration.maxAttempts)
+    }
+
+    private func send(_ request: HTTPClientRequest) async -> Outcome {
+        do {
+            let response = try await client.execute(request, timeout: configuration.timeout, logger: logger)
+            // Read the body to the end: a connection dropped mid-response is a failure, not an answer.
+            _ = try await response.body.collect(upTo: 1 << 20)
+            let code = Int(response.status.code)
+            switch code {
+            case 200..<300, 409: return .accepted
+            case 408, 429, 500..<600: return .retry("HTTP \(code)")
+            default: return .reject("the submission endpoint answered HTTP \(code)")
+            }
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            return .retry("timed out")
+        } catch {
+            return .retry("connection failed (\(type(of: error)))")
+        }
+    }
+
+    /// Exponential, capped, with "equal jitter": half fixed, half random, so retries from many workers spread out.
+    func backoff(_ attempt: Int) -> Duration {
+        let base = configuration.initialBackoff.nanoseconds * (Int64(1) << Int64(min(attempt - 1, 30)))
+        let capped = min(base, configuration.maxBackoff.nanoseconds)
+        let jittered = capped / 2 + Int64.random(in: 0...max(capped / 2, 0))
+        return .nanoseconds(jittered)
+    }
+}
+
+/// Posts one risk evaluation per transaction to `{customHost}/v1/environments/{envId}/riskEvaluations`,
+/// the PingOne shape with `event.sdk.signals.data`, and returns the answer (JSON) to store with it.
+public struct RiskEvaluator: Sendable {
+    let client: HTTPClient
+    let host: URL
+    let envId: String
+    let timeout: TimeAmount
+
+    public init(client: HTTPClient, host: URL, envId: String, timeoutSeconds: Double) {
+        self.client = client
+        self.host = host
+        self.envId = envId
+        timeout = .milliseconds(Int64(timeoutSeconds * 1000))
+    }
+
+    public func evaluate(transactionId: String, signals: String) async -> String {
+        let url = host.appendingPathComponent("v1/environments").appendingPathComponent(envId).appendingPathComponent("riskEvaluations")
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        let body: [String: Any] = ["event": [
+            "targetResource": ["name": "verify-pipeline"],
+            "user": ["id": transactionId, "type": "EXTERNAL"],
+            "sdk": ["signals": ["data": signals]],
+        ]]
+        request.body = .bytes(ByteBuffer(bytes: Array((try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data())))
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            let answer = try await response.body.collect(upTo: 1 << 20)
+            let text = String(buffer: answer)
+            guard (200..<300).contains(Int(response.status.code)),
+                  (try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil else {
+                return #"{"error":"HTTP \#(response.status.code)"}"#
+            }
+            return text
+        } catch {
+            return #"{"error":"\#(type(of: error))"}"#
+        }
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+import Protect
+import Testing
+import TransactionStore
+import VerifyModel
+
+/// Writes a batch folder: one transaction per id, each with an EMAIL and a PHONE document.
+func fieldBatch(_ folder: URL, transactions ids: [String], selfie: Bool = false) throws -> URL {
+    let batch = folder.appendingPathComponent("batch")
+    for id in ids {
+        let transaction = batch.appendingPathComponent(id)
+        try FileManager.default.createDirectory(at: transaction, withIntermediateDirectories: true)
+        let url = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=\(id)&code=C\(id.count)"
+        try Data(url.utf8).write(to: transaction.appendingPathComponent("qr.txt"))
+        try Data(#"{"email": "\#(id)@example.com", "phone": "+1 555 0100"}"#.utf8).write(to: transaction.appendingPathComponent("fields.json"))
+        if selfie {
+            try FileManager.default.copyItem(at: CLIRunner.root.appendingPathComponent("Samples/batch/01-complete/selfie.jpg"),
+                                             to: transaction.appendingPathComponent("selfie.jpg"))
+        }
+    }
+    return batch
+}
+
+func pipelineFile(_ folder: URL, _ yaml: String) throws -> String {
+    let url = folder.appendingPathComponent("pipeline-\(UUID()).yaml")
+    try Data(yaml.utf8).write(to: url)
+    return url.path
+}
+
+@Suite("The HTTP submitter against a loopback server", .serialized)
+struct HTTPSubmitterTests {
+    @Test("accept, 500 twice, 409, 400, past the timeout, dropped mid-response: final status, requests seen, never accepted twice")
+    func faults() async throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let folder = try temporaryFolder("http-faults")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let scenarios = ["accept-1", "flaky-1", "conflict-1", "bad-1", "slow-1", "drop-1"]
+        let batch = try fieldBatch(folder, transactions: scenarios)
+        let pipeline = try pipelineFile(folder, """
+            policy:
+              documents: {EMAIL: REQUIRED, PHONE: DISABLED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
+            submitter:
+              kind: http
+              endpoint: \(server.baseURL)/v1
+              timeoutSeconds: 1
+              retry: {maxAttempts: 4, initialBackoffMs: 20, maxBackoffMs: 100}
+            """)
+        let store = folder.appendingPathComponent("store.sqlite").path
+        // fields.json also names a phone, which this policy disables: those lines fail with missingDocumentType.
+        let outcome = try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline])
+        #expect(outcome.status == 1)
+        let lines = try resultLines(outcome.stdout).filter { $0.documentType == "EMAIL" || $0.id.hasSuffix("/EMAIL") }
+        #expect(lines.count == 6)
+
+        let expected: [String: (status: String, requests: Int, accepted: Int, error: String?)] = [
+            "accept-1": ("PROCESSED", 1, 1, nil),
+            "flaky-1": ("PROCESSED", 3, 1, nil),
+            "conflict-1": ("PROCESSED", 1, 0, nil),        // the API says it has it already: not sent again
+            "bad-1": ("REQUIRED", 1, 0, "submissionError"), // permanent: back to its policy status
+            "slow-1": ("PROCESSED", 2, 1, nil),            // timed out, retried, the API answered 409
+            "drop-1": ("PROCESSED", 2, 1, nil),            // connection dropped, retried, 409
+        ]
+        let reader = try SQLiteTransactionStore(path: store, create: false)
+        for line in lines {
+            let transaction = try #require(line.transactionId)
+            let want = try #require(expected[transaction])
+            let key = try #require(line.documentId)
+            let stored = try #require(try await reader.transaction(id: transaction))
+            #expect(stored.state.documents[.email]?.rawValue == want.status, "\(transaction)")
+            #expect(server.requests(forKey: key) == want.requests, "\(transaction)")
+            #expect(server.acceptedCount(forKey: key) == want.accepted, "\(transaction)")
+            #expect(line.error?.code == want.error, "\(transaction): \(line.error?.message ?? "")")
+            #expect(try await reader.submission(documentId: key)?.outcome == (want.error == nil ? .accepted : .failed))
+        }
+        #expect(server.keys.allSatisfy { server.acceptedCount(forKey: $0) <= 1 })
+        // The request contract: path, Basic credentials from the QR, the document id as Idempotency-Key.
+        let request = try #require(server.requests.first { $0.path.contains("/accept-1/") })
+        #expect(request.path == "/v1/transactions/accept-1/documents")
+        #expect(request.headers["authorization"] == "Basic " + Data("accept-1:C8".utf8).base64EncodedString())
+        #expect(request.headers["content-type"] == "application/json")
+        let body = try #require(try JSONSerialization.jsonObject(with: request.body) as? [String: Any])
+        #expect(Set(body.keys) == ["documentId", "documentType", "document", "documentStatus", "documentSubmissionStatus"])
+        #expect(body["documentId"] as? String == request.headers["idempotency-key"])
+        #expect(body["document"] as? [String: String] == ["email": "accept-1@example.com"])
+        #expect((body["documentStatus"] as? [String: String])?["EMAIL"] == "COLLECTED")
+    }
+
+    @Test("a bearer token comes from the variable tokenEnv names; a missing variable is a configuration error")
+    func bearerToken() throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let folder = try temporaryFolder("http-token")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let batch = try fieldBatch(folder, transactions: ["accept-token"])
+        let pipeline = try pipelineFile(folder, """
+            submitter: {kind: http, endpoint: "\(server.baseURL)/v1", tokenEnv: TEST_VERIFY_TOKEN}
+            """)
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let missing = try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline], environment: ["TEST_VERIFY_TOKEN": ""])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("'submitter.tokenEnv' names TEST_VERIFY_TOKEN, which is not set"))
+        let run = try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline],
+                                    environment: ["TEST_VERIFY_TOKEN": "s3cr3t-t0ken"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(server.requests.count == 2)
+        #expect(server.requests.allSatisfy { $0.headers["authorization"] == "Bearer s3cr3t-t0ken" })
+    }
+
+    @Test("a run killed with SIGKILL and run again: the server accepted each Idempotency-Key exactly once")
+    func killedAndRerun() async throws {
+        let server = try LoopbackServer(latency: .milliseconds(5))
+        defer { server.shutdown() }
+        let folder = try temporaryFolder("http-kill")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let batch = try fieldBatch(folder, transactions: (0..<150).map { "accept-\($0)" })
+        let pipeline = try pipelineFile(folder, """
+            policy:
+              documents: {EMAIL: REQUIRED, PHONE: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
+            submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5}
+            """)
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let arguments = ["run", batch.path, "--store", store, "--pipeline", pipeline, "--omit-images"]
+        let killAfter = Int.random(in: 10...250)
+        let first = try InteractiveProcess(arguments)
+        var printed = 0
+        while printed < killAfter, first.nextLine() != nil { printed += 1 }
+        kill(first.process.processIdentifier, SIGKILL)
+        #expect(first.waitForExit())
+
+        let second = try CLIRunner.run(arguments)
+        #expect(second.status == 0, "\(second.stderr)")
+        let lines = try resultLines(second.stdout)
+        #expect(lines.count == 300)
+        let keys = Set(lines.compactMap(\.documentId))
+        #expect(keys.count == 300)
+        #expect(server.keys == keys)
+        for key in keys {
+            #expect(server.acceptedCount(forKey: key) == 1, "killed after \(killAfter)")
+        }
+        let reader = try SQLiteTransactionStore(path: store, create: false)
+        #expect(try await reader.transactions(status: .completed).count == 150)
+    }
+}
+
+@Suite("Protect signals", .serialized)
+struct ProtectSignalsTests {
+    static func signalsOfSubmissions(_ server: LoopbackServer, transaction: String) -> [String] {
+        server.requests.filter { $0.path.contains("/\(transaction)/") }.compactMap { request in
+            ((try? JSONSerialization.jsonObject(with: request.body)) as? [String: Any])
+                .flatMap { $0["signals"] as? [String: String] }?["data"]
+        }
+    }
+
+    @Test("every submission of a transaction carries the same payload; ignored attributes are absent; risk evaluated once")
+    func sharedPayload() async throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let folder = try temporaryFolder("protect-shared")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let batch = try fieldBatch(folder, transactions: ["accept-a", "accept-b"], selfie: true)
+        let pipeline = try pipelineFile(folder, """
+            protect:
+              enabled: true
+              envId: env-123
+              deviceAttributesToIgnore: [hostname, os]
+              customHost: \(server.baseURL)
+            submitter: {kind: http, endpoint: "\(server.baseURL)/v1"}
+            """)
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let run = try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline, "--omit-images"])
+        #expect(run.status == 0, "\(run.stderr)")
+        for transaction in ["accept-a", "accept-b"] {
+            let payloads = Self.signalsOfSubmissions(server, transaction: transaction)
+            #expect(payloads.count == 3)
+            #expect(Set(payloads).count == 1, "one payload per transaction")
+            let decoded = try #require(SignalsPayload(data: payloads[0]))
+            #expect(decoded.envId == "env-123")
+            #expect(decoded.device["hostname"] == nil && decoded.device["os"] == nil)
+            #expect(decoded.device["channel"] == "folder" && decoded.device["architecture"] != nil)
+            #expect(decoded.device["imageSizes"] == nil || decoded.device["imageSizes"] == "480x640")
+            #expect(decoded.behavior?.arrivalsMs.isEmpty == false)
+            // Stored with the transaction, and shown by status --signals.
+            let shown = try CLIRunner.run(["status", transaction, "--signals", "--json", "--store", store])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+            #expect((object["signals"] as? [String: Any])?["data"] as? String == payloads[0])
+            #expect((object["riskEvaluation"] as? [String: Any])?["id"] as? String == "risk-1")
+        }
+        let risk = server.requests.filter { $0.path == "/v1/environments/env-123/riskEvaluations" }
+        #expect(risk.count == 2, "one risk evaluation per transaction")
+        let event = try #require(try JSONSerialization.jsonObject(with: risk[0].body) as? [String: Any])
+        let data = ((event["event"] as? [String: Any])?["sdk"] as? [String: Any]).flatMap { ($0["signals"] as? [String: String])?["data"] }
+        #expect(data != nil && Set(Self.signalsOfSubmissions(server, transaction: "accept-a") + Self.signalsOfSubmissions(server, transaction: "accept-b")).contains(data!))
+    }
+
+    @Test("behavioural data is absent when disabled")
+    func behaviorDisabled() async throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let folder = try temporaryFolder("protect-nobehavior")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let batch = try fieldBatch(folder, transactions: ["accept-n"])
+        let pipeline = try pipelineFile(folder, """
+            protect: {enabled: true, envId: env-1, isBehavioralDataCollection: false}
+            submitter: {kind: http, endpoint: "\(server.baseURL)/v1"}
+            """)
+        let store = folder.appendingPathComponent("store.sqlite").path
+        #expect(try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
+        let payloads = Self.signalsOfSubmissions(server, transaction: "accept-n")
+        #expect(payloads.count == 2 && Set(payloads).count == 1)
+        #expect(SignalsPayload(data: payloads[0])?.behavior == nil)
+        #expect(try await SQLiteTransactionStore(path: store, create: false).transaction(id: "accept-n")?.behavior == nil)
+    }
+
+    @Test("with pauseBehavioralDataOnSuccess, behavioural data stops growing once the transaction completes", arguments: [true, false])
+    func pauseOnSuccess(pause: Bool) async throws {
+        let folder = try temporaryFolder("protect-pause")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pipeline = try pipelineFile(folder, """
+            policy:
+              documents: {EMAIL: REQUIRED, PHONE: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: OPTIONAL}
+            protect: {enabled: true, envId: env-1, pauseBehavioralDataOnSuccess: \(pause)}
+            """)
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let process = try InteractiveProcess(["stream", "--store", store, "--pipeline", pipeline])
+        let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=pause-1&code=1"
+        process.write(#"{"id":"1","qr":"\#(qr)","type":"EMAIL","email":"p@example.com"}"#)
+        _ = process.nextLine()
+        process.write(#"{"id":"2","transactionId":"pause-1","type":"PHONE","phone":"+1 555 0100"}"#)
+        _ = process.nextLine()
+        process.write(#"{"id":"3","transactionId":"pause-1","type":"SELFIE","skip":true}"#)
+        _ = process.nextLine()
+        let reader = try SQLiteTransactionStore(path: store, create: false)
+        #expect(try await reader.transaction(id: "pause-1")?.state.submissionStatus == .completed)
+        let before = SignalsCollector.decode(try await reader.transaction(id: "pause-1")?.behavior)
+        #expect(before?.arrivalsMs.count == 2)
+        // After completion: a document that cannot be decoded arrives for the same transaction.
+        process.write(#"{"id":"4","transactionId":"pause-1","type":"SELFIE","selfiePath":"Samples/batch/05-corrupt-image/front.jpg"}"#)
+        #expect(process.nextLine()?.contains("documentCaptureError") == true)
+        process.closeInput()
+        #expect(process.waitForExit())
+        let after = SignalsCollector.decode(try await reader.transaction(id: "pause-1")?.behavior)
+        #expect(after?.paused == pause)
+        #expect(after?.failedDecodes == (pause ? 0 : 1), "paused: \(pause)")
+    }
+}
+
+@Suite("Identity data stays out of the logs", .serialized)
+struct LogPrivacyTests {
+    @Test("a full sample run at trace level logs no name, birth date, document number, token or image")
+    func noPersonalDataInLogs() throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let folder = try temporaryFolder("log-privacy")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pipeline = try pipelineFile(folder, """
+            protect: {enabled: true, envId: env-1, isConsoleLogEnabled: true, customHost: "\(server.baseURL)"}
+            submitter: {kind: http, endpoint: "\(server.baseURL)/v1", tokenEnv: TEST_LOG_TOKEN}
+            """)
+        let run = try CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
+                                     "--pipeline", pipeline, "--log-level", "trace"],
+                                    environment: ["TEST_LOG_TOKEN": "tok-9f8e7d6c5b4a"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("protect: signals collected"), "the debug logs are really there")
+        #expect(server.requests.count >= 9)
+        let forbidden = [
+            "ALEX", "JORDAN", "MORGAN", "ROBIN", "EXAMPLE", "SPECIMEN", "alex.sample", "+1 555",
+            "1983", "07041983", "1990-11-20", "11201990", "880214", "1988",
+            "D12345678", "T64-220-019", "X4R7T2B90", "ZE184226B",
+            "tok-9f8e7d6c5b4a", "Bearer",
+            "/9j/", "iVBORw0KGgo",
+        ]
+        for value in forbidden {
+            #expect(!run.stderr.contains(value), "the logs contain \(value)")
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP server on 127.0.0.1 standing in for the submission API and the risk-evaluation API.
+/// It behaves like an idempotent API: a document whose Idempotency-Key was accepted before gets 409.
+/// The transaction id's first word picks the fault to inject for a key's first requests:
+/// `accept`, `flaky` (500 twice), `conflict` (409), `bad` (400), `slow` (answers after the client's timeout),
+/// `drop` (accepts, then closes the connection halfway through the response).
+final class LoopbackServer: Sendable {
+    struct Request: Sendable {
+        var path: String
+        var headers: [String: String]
+        var body: Data
+    }
+
+    struct Ledger: Sendable {
+        var requests: [Request] = []
+        /// Idempotency-Key -> how many times the server accepted (stored) that document: must never exceed 1.
+        var accepted: [String: Int] = [:]
+        var seen: [String: Int] = [:]
+    }
+
+    /// Shared by the server and its connection handlers.
+    final class LedgerBox: Sendable {
+        let state = Mutex(Ledger())
+        func withLock<T>(_ body: (inout Ledger) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    let ledger = LedgerBox()
+    let latency: TimeAmount
+    private let channel: any Channel
+    private let group: MultiThreadedEventLoopGroup
+
+    var port: Int { channel.localAddress?.port ?? 0 }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    init(latency: TimeAmount = .zero) throws {
+        self.latency = latency
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let ledger = self.ledger
+        channel = try ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.pipeline.configureHTTPServerPipeline().flatMap {
+                    channel.pipeline.addHandler(Handler(ledger: ledger, latency: latency))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).wait()
+    }
+
+    func shutdown() {
+        try? channel.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    var requests: [Request] { ledger.withLock { $0.requests } }
+    func requests(forKey key: String) -> Int { ledger.withLock { $0.seen[key] ?? 0 } }
+    func acceptedCount(forKey key: String) -> Int { ledger.withLock { $0.accepted[key] ?? 0 } }
+    var keys: Set<String> { ledger.withLock { Set($0.seen.keys) } }
+
+    private final class Handler: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+
+        let ledger: LedgerBox
+        let latency: TimeAmount
+        var head: HTTPRequestHead?
+        var body = Data()
+
+        init(ledger: LedgerBox, latency: TimeAmount) {
+            self.ledger = ledger
+            self.latency = latency
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                self.head = head
+                body = Data()
+            case .body(var buffer):
+                body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
+            case .end:
+                guard let head else { return }
+                respond(context: context, head: head)
+            }
+        }
+
+        private func respond(context: ChannelHandlerContext, head: HTTPRequestHead) {
+            let headers = Dictionary(head.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
+            let request = Request(path: head.uri, headers: headers, body: body)
+            if head.uri.hasSuffix("/riskEvaluations") {
+                ledger.withLock { $0.requests.append(request) }
+                send(context, status: .ok, body: #"{"id":"risk-1","result":{"level":"LOW"}}"#)
+                return
+            }
+            let key = headers["idempotency-key"] ?? ""
+            let transaction = head.uri.split(separator: "/").drop { $0 != "transactions" }.dropFirst().first.map(String.init) ?? ""
+            let scenario = transaction.split(separator: "-").first.map(String.init) ?? "accept"
+            let (attempt, alreadyAccepted) = ledger.withLock { ledger -> (Int, Bool) in
+                ledger.requests.append(request)
+                ledger.seen[key, default: 0] += 1
+                return (ledger.seen[key]!, (ledger.accepted[key] ?? 0) > 0)
+            }
+            func accept() { ledger.withLock { $0.accepted[key, default: 0] += 1 } }
+            if alreadyAccepted {
+                send(context, status: .conflict, body: #"{"error":"already accepted"}"#)
+                return
+            }
+            switch scenario {
+            case "flaky" where attempt <= 2:
+                send(context, status: .internalServerError, body: #"{"error":"try again"}"#)
+            case "conflict":
+                send(context, status: .conflict, body: #"{"error":"already accepted"}"#)
+            case "bad":
+                send(context, status: .badRequest, body: #"{"error":"bad document"}"#)
+            case "slow" where attempt == 1:
+                accept()
+                context.eventLoop.scheduleTask(in: .seconds(3)) {
+                    self.send(context, status: .created, body: #"{"status":"accepted"}"#)
+                }
+            case "drop" where attempt == 1:
+                accept()
+                var responseHead = HTTPHeaders()
+                responseHead.add(name: "Content-Length", value: "200")
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .created, headers: responseHead))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: #"{"status":"acc"#)))), promise: nil)
+                context.close(promise: nil)
+            default:
+                accept()
+                if latency == .zero {
+                    send(context, status: .created, body: #"{"status":"accepted"}"#)
+                } else {
+                    context.eventLoop.scheduleTask(in: latency) { self.send(context, status: .created, body: #"{"status":"accepted"}"#) }
+                }
+            }
+        }
+
+        private func send(_ context: ChannelHandlerContext, status: HTTPResponseStatus, body: String) {
+            guard context.channel.isActive else { return }
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "Content-Length", value: "\(body.utf8.count)")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+    }
+}
