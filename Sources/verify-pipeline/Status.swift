@@ -116,7 +116,9 @@ enum StatusFormat {
     }
 
     private static func jsonObject(_ value: (some Encodable)?) -> Any? {
-        guard let value, let data = try? JSONEncoder().encode(value) else { return nil }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        guard let value, let data = try? encoder.encode(value) else { return nil }
         return try? JSONSerialization.jsonObject(with: data)
     }
 
