@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.60.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.21.0"),
     ],
     targets: [
         // C libraries, reached through system-library targets with a shim.h each.
@@ -34,7 +35,15 @@ let package = Package(
         .target(name: "VerifyModel"),
         .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"]),
         .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding"]),
-        .target(name: "TransactionStore", dependencies: ["VerifyModel", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "TransactionStore",
+            dependencies: [
+                "VerifyModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "Protect",
             dependencies: [

@@ -72,16 +72,26 @@ struct PipelineOptions: ParsableArguments {
         return logger
     }
 
-    /// Runs the pipeline as a service: SIGINT and SIGTERM stop the intake, documents in flight finish, the
-    /// store and the output are flushed, and the summary is still printed.
+    /// Runs the pipeline over `input` with the pipeline file's settings, the store open for the whole run.
     func execute(_ input: PipelineInput, output: OutputWriter, showProgress: Bool) async throws -> RunSummary {
         let configuration = try configuration()
-        let store = try store.open(create: true)
         let logger = makeLogger()
         let client = HTTPClient.shared
-        let runner = PipelineRunner(configuration: configuration, store: store,
-                                    submitter: try submitter(configuration, client: client, logger: logger), logger: logger,
-                                    omitImages: omitImages, riskEvaluator: riskEvaluator(configuration, client: client))
+        let submitter = try submitter(configuration, client: client, logger: logger)
+        let riskEvaluator = riskEvaluator(configuration, client: client)
+        let omitImages = omitImages
+        let run: @Sendable (any TransactionStore) async throws -> RunSummary = { store in
+            let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
+                                        omitImages: omitImages, riskEvaluator: riskEvaluator)
+            return try await PipelineOptions.serve(runner, input: input, output: output, showProgress: showProgress, logger: logger)
+        }
+        return try await store.withStore(create: true, logger: logger, run)
+    }
+
+    /// Runs the pipeline as a service: SIGINT and SIGTERM stop the intake, documents in flight finish, the
+    /// store and the output are flushed, and the summary is still printed.
+    static func serve(_ runner: PipelineRunner, input: PipelineInput, output: OutputWriter, showProgress: Bool,
+                      logger: Logger) async throws -> RunSummary {
         let progress = showProgress ? ProgressBar() : nil
         let service = PipelineService(runner: runner, input: input) { outcome, state in
             await output.write(outcome)

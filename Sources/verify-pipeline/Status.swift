@@ -38,25 +38,29 @@ extension VerifyPipeline {
         }
 
         func run() async throws {
-            let store = try store.open(create: false)
-            if let transactionId {
-                guard let report = try await store.report(id: transactionId) else {
-                    CommandOutput.fail("no transaction '\(transactionId)' in the store")
-                    throw ExitCode(1)
-                }
-                if signals {
-                    print(StatusFormat.signals(report.transaction, json: json))
+            let transactionId = transactionId, json = json, signals = signals
+            let filter: DocumentSubmissionStatus? = state.flatMap { DocumentSubmissionStatus(rawValue: $0.uppercased()) }
+            let show: @Sendable (any TransactionStore) async throws -> Void = { store in
+                if let transactionId {
+                    guard let report = try await store.report(id: transactionId) else {
+                        CommandOutput.fail("no transaction '\(transactionId)' in the store")
+                        throw ExitCode(1)
+                    }
+                    if signals {
+                        print(StatusFormat.signals(report.transaction, json: json))
+                    } else {
+                        print(json ? StatusFormat.json(report) : StatusFormat.text(report, now: Date()))
+                    }
                 } else {
-                    print(json ? StatusFormat.json(report) : StatusFormat.text(report, now: Date()))
-                }
-            } else {
-                let summaries = try await store.transactions(status: state.flatMap { DocumentSubmissionStatus(rawValue: $0.uppercased()) })
-                if json {
-                    summaries.forEach { print(StatusFormat.json($0)) }
-                } else {
-                    print(StatusFormat.text(summaries))
+                    let summaries = try await store.transactions(status: filter)
+                    if json {
+                        for summary in summaries { print(StatusFormat.json(summary)) }
+                    } else {
+                        print(StatusFormat.text(summaries))
+                    }
                 }
             }
+            try await store.withStore(create: false, show)
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import TransactionStore
 
 /// The `--store` option shared by every command that uses the store.
@@ -17,11 +18,12 @@ struct StoreOptions: ParsableArguments {
         }
     }
 
-    /// Opens the store, turning a failure into the spec's exit 2 with a one-line reason.
-    func open(create: Bool) throws -> any TransactionStore {
+    /// Runs `body` with the store open; a store that cannot be opened is the spec's exit 2 with a one-line reason.
+    func withStore<T: Sendable>(create: Bool, logger: Logger = Logger(label: "verify-pipeline"),
+                                _ body: @escaping @Sendable (any TransactionStore) async throws -> T) async throws -> T {
         do {
-            return try StoreLocation.resolve(option: url).open(create: create)
-        } catch {
+            return try await StoreLocation.resolve(option: url).withStore(create: create, logger: logger, body)
+        } catch let error as StoreError {
             CommandOutput.fail(error.description)
             throw ExitCode(2)
         }

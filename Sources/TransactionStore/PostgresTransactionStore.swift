@@ -1,0 +1,454 @@
+import Foundation
+import Logging
+import PostgresNIO
+import VerifyModel
+
+/// The shared store: PostgreSQL through postgres-nio, for several machines working on one set of transactions.
+/// The same migrations and invariants as the SQLite store; where SQLite serialises every write, this one locks
+/// the transaction's row (`SELECT ... FOR UPDATE`) so that concurrent writers to one transaction take turns.
+///
+/// The client's connection pool must be running: use `StoreLocation.withStore`, which runs it for the
+/// duration of its body.
+public final class PostgresTransactionStore: TransactionStore {
+    let client: PostgresClient
+    let logger: Logger
+    let location: String
+
+    init(client: PostgresClient, location: String, logger: Logger) {
+        self.client = client
+        self.location = location
+        self.logger = logger
+    }
+
+    // MARK: - Schema
+
+    /// Named migrations, applied in order under an advisory lock so that workers starting together agree.
+    static let migrations: [(String, [String])] = {
+        let list = { (values: [String]) in values.map { "'\($0)'" }.joined(separator: ",") }
+        let types = list(DocumentType.allCases.map(\.rawValue))
+        let statuses = list(DocumentStatus.allCases.map(\.rawValue))
+        let submissionStatuses = list(DocumentSubmissionStatus.allCases.map(\.rawValue))
+        let outcomes = list(SubmissionOutcome.allCases.map(\.rawValue))
+        return [
+            ("v1-transactions-documents-transitions-submissions", [
+                """
+                CREATE TABLE transactions (
+                    id text PRIMARY KEY CHECK (length(id) > 0),
+                    verification_code text NOT NULL,
+                    env_id text,
+                    submission_status text NOT NULL CHECK (submission_status IN (\(submissionStatuses))),
+                    created_at timestamptz NOT NULL,
+                    updated_at timestamptz NOT NULL,
+                    expires_at timestamptz NOT NULL,
+                    signals text
+                )
+                """,
+                """
+                CREATE TABLE document_statuses (
+                    transaction_id text NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,
+                    document_type text NOT NULL CHECK (document_type IN (\(types))),
+                    requirement text NOT NULL CHECK (requirement IN ('REQUIRED', 'OPTIONAL')),
+                    status text NOT NULL CHECK (status IN (\(statuses))),
+                    PRIMARY KEY (transaction_id, document_type)
+                )
+                """,
+                """
+                CREATE TABLE documents (
+                    id text PRIMARY KEY CHECK (length(id) > 0),
+                    transaction_id text NOT NULL,
+                    document_type text NOT NULL,
+                    fields text NOT NULL,
+                    source text NOT NULL,
+                    content_hash text NOT NULL,
+                    created_at timestamptz NOT NULL,
+                    FOREIGN KEY (transaction_id, document_type) REFERENCES document_statuses(transaction_id, document_type)
+                )
+                """,
+                "CREATE INDEX documents_by_transaction ON documents(transaction_id)",
+                """
+                CREATE TABLE transitions (
+                    sequence bigserial PRIMARY KEY,
+                    transaction_id text NOT NULL REFERENCES transactions(id),
+                    document_type text CHECK (document_type IS NULL OR document_type IN (\(types))),
+                    from_status text NOT NULL,
+                    to_status text NOT NULL,
+                    at timestamptz NOT NULL,
+                    reason text NOT NULL,
+                    CHECK ((document_type IS NULL AND from_status IN (\(submissionStatuses)) AND to_status IN (\(submissionStatuses)))
+                        OR (document_type IS NOT NULL AND from_status IN (\(statuses)) AND to_status IN (\(statuses))))
+                )
+                """,
+                "CREATE INDEX transitions_by_transaction ON transitions(transaction_id, sequence)",
+                """
+                CREATE TABLE submissions (
+                    document_id text PRIMARY KEY REFERENCES documents(id),
+                    attempts integer NOT NULL CHECK (attempts >= 0),
+                    outcome text NOT NULL CHECK (outcome IN (\(outcomes))),
+                    error text,
+                    updated_at timestamptz NOT NULL
+                )
+                """,
+            ]),
+            ("v2-protect-behavior-and-risk", [
+                "ALTER TABLE transactions ADD COLUMN behavior text",
+                "ALTER TABLE transactions ADD COLUMN risk_evaluation text",
+            ]),
+            ("v3-work-queue", [
+                """
+                CREATE TABLE batches (
+                    id bigserial PRIMARY KEY,
+                    kind text NOT NULL CHECK (kind IN ('folder', 'stream')),
+                    created_at timestamptz NOT NULL,
+                    finished_at timestamptz
+                )
+                """,
+                """
+                CREATE TABLE work_items (
+                    id bigserial PRIMARY KEY,
+                    batch_id bigint NOT NULL REFERENCES batches(id),
+                    job text NOT NULL,
+                    state text NOT NULL CHECK (state IN ('QUEUED', 'CLAIMED', 'DONE')),
+                    lease_owner text,
+                    lease_expires_at timestamptz,
+                    claims integer NOT NULL DEFAULT 0 CHECK (claims >= 0),
+                    transaction_id text,
+                    result text,
+                    CHECK ((state = 'CLAIMED') = (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))
+                )
+                """,
+                "CREATE INDEX work_items_open ON work_items(state, id) WHERE state <> 'DONE'",
+                "CREATE INDEX work_items_by_batch ON work_items(batch_id)",
+            ]),
+        ]
+    }()
+
+    /// Applies the missing migrations; refuses a database that has migrations this version does not know.
+    func migrate() async throws(StoreError) {
+        try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(7362811)", logger: self.logger)
+            try await connection.query("CREATE TABLE IF NOT EXISTS schema_migrations (identifier text PRIMARY KEY)", logger: self.logger)
+            var applied: Set<String> = []
+            for try await identifier in try await connection.query("SELECT identifier FROM schema_migrations", logger: self.logger).decode(String.self) {
+                applied.insert(identifier)
+            }
+            guard applied.isSubset(of: Set(Self.migrations.map(\.0))) else { throw StoreError.newerSchema(self.location) }
+            for (identifier, statements) in Self.migrations where !applied.contains(identifier) {
+                for statement in statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
+                }
+                try await connection.query("INSERT INTO schema_migrations (identifier) VALUES (\(identifier))", logger: self.logger)
+            }
+        }
+    }
+
+    // MARK: - TransactionStore
+
+    public func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
+        try await transaction { connection in
+            if let existing = try await Self.load(connection, new.id, lock: true, logger: self.logger) { return existing }
+            let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
+            let inserted = try await connection.query("""
+                INSERT INTO transactions (id, verification_code, env_id, submission_status, created_at, updated_at, expires_at, signals)
+                VALUES (\(new.id), \(new.verificationCode), \(new.envId), \(state.submissionStatus.rawValue), \(new.createdAt),
+                        \(new.createdAt), \(new.expiresAt), \(new.signals))
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """, logger: self.logger).collect()
+            if !inserted.isEmpty {
+                for (type, status) in state.documents {
+                    try await connection.query("""
+                        INSERT INTO document_statuses (transaction_id, document_type, requirement, status)
+                        VALUES (\(new.id), \(type.rawValue), \(state.policy[type]!.rawValue), \(status.rawValue))
+                        """, logger: self.logger)
+                }
+            }
+            return try await Self.load(connection, new.id, lock: false, logger: self.logger)!
+        }
+    }
+
+    public func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
+        try await transaction { connection in
+            guard let transaction = try await Self.load(connection, document.transactionId, lock: true, logger: self.logger) else {
+                throw StoreError.unknownTransaction(document.transactionId)
+            }
+            let exists = try await connection.query("SELECT 1 FROM documents WHERE id = \(document.id)", logger: self.logger).collect()
+            if !exists.isEmpty { return .alreadyRecorded(transaction) }
+            let (updated, transitions) = try await Self.apply(connection, .collect, to: document.type, of: transaction,
+                                                              reason: "document \(document.id) collected", at: time, logger: self.logger)
+            let fields = String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
+            try await connection.query("""
+                INSERT INTO documents (id, transaction_id, document_type, fields, source, content_hash, created_at)
+                VALUES (\(document.id), \(document.transactionId), \(document.type.rawValue), \(fields), \(document.source),
+                        \(document.contentHash), \(document.createdAt))
+                """, logger: self.logger)
+            return .collected(updated, transitions)
+        }
+    }
+
+    public func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
+                      at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
+        try await transaction { connection in
+            guard let transaction = try await Self.load(connection, transactionId, lock: true, logger: self.logger) else {
+                throw StoreError.unknownTransaction(transactionId)
+            }
+            return try await Self.apply(connection, event, to: type, of: transaction, reason: reason, at: time, logger: self.logger)
+        }
+    }
+
+    public func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?,
+                                 at time: Date) async throws(StoreError) -> SubmissionRecord {
+        try await transaction { connection in
+            let exists = try await connection.query("SELECT 1 FROM documents WHERE id = \(documentId)", logger: self.logger).collect()
+            guard !exists.isEmpty else { throw StoreError.unknownDocument(documentId) }
+            return try await Self.upsertSubmission(connection, documentId, outcome: outcome, error: error, at: time, logger: self.logger)
+        }
+    }
+
+    public func finishSubmission(documentId: String, accepted: Bool, error: String?, at time: Date) async throws(StoreError)
+        -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
+        try await transaction { connection in
+            var owner: (String, String)?
+            for try await row in try await connection.query(
+                "SELECT transaction_id, document_type FROM documents WHERE id = \(documentId)", logger: self.logger).decode((String, String).self) {
+                owner = row
+            }
+            guard let (transactionId, typeName) = owner, let type = DocumentType(rawValue: typeName) else {
+                throw StoreError.unknownDocument(documentId)
+            }
+            guard let transaction = try await Self.load(connection, transactionId, lock: true, logger: self.logger) else {
+                throw StoreError.unknownTransaction(transactionId)
+            }
+            let record = try await Self.upsertSubmission(connection, documentId, outcome: accepted ? .accepted : .failed,
+                                                         error: error, at: time, logger: self.logger)
+            let (updated, transitions) = try await Self.apply(
+                connection, accepted ? .process : .reject, to: type, of: transaction,
+                reason: accepted ? "submission of \(documentId) accepted" : "submission of \(documentId) failed", at: time, logger: self.logger)
+            return (updated, record, transitions)
+        }
+    }
+
+    public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
+        try await withConnection { connection in
+            try await Self.submission(connection, documentId, logger: self.logger)
+        }
+    }
+
+    public func document(id: String) async throws(StoreError) -> DocumentRecord? {
+        try await withConnection { connection in
+            for try await (id, transactionId, type, fields, source, hash, created) in try await connection.query("""
+                SELECT id, transaction_id, document_type, fields, source, content_hash, created_at FROM documents WHERE id = \(id)
+                """, logger: self.logger).decode((String, String, String, String, String, String, Date).self) {
+                return DocumentRecord(id: id, transactionId: transactionId, type: DocumentType(rawValue: type)!,
+                                      fields: try JSONDecoder().decode(DocumentFields.self, from: Data(fields.utf8)),
+                                      source: source, contentHash: hash, createdAt: created)
+            }
+            return nil
+        }
+    }
+
+    public func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
+        try await withConnection { connection in try await Self.load(connection, id, lock: false, logger: self.logger) }
+    }
+
+    public func report(id: String) async throws(StoreError) -> TransactionReport? {
+        try await withConnection { connection in
+            guard let transaction = try await Self.load(connection, id, lock: false, logger: self.logger) else { return nil }
+            var documents: [TransactionReport.Document] = []
+            for try await (documentId, type, source, fields) in try await connection.query("""
+                SELECT id, document_type, source, fields FROM documents WHERE transaction_id = \(id) ORDER BY created_at, id
+                """, logger: self.logger).decode((String, String, String, String).self) {
+                let keys = try JSONDecoder().decode(DocumentFields.self, from: Data(fields.utf8)).keys
+                documents.append(.init(id: documentId, type: DocumentType(rawValue: type)!, source: source, keys: keys, submission: nil))
+            }
+            for index in documents.indices {
+                documents[index].submission = try await Self.submission(connection, documents[index].id, logger: self.logger)
+            }
+            var history: [TransitionRecord] = []
+            for try await (sequence, type, from, to, at, reason) in try await connection.query("""
+                SELECT sequence, document_type, from_status, to_status, at, reason FROM transitions
+                WHERE transaction_id = \(id) ORDER BY sequence
+                """, logger: self.logger).decode((Int64, String?, String, String, Date, String).self) {
+                history.append(TransitionRecord(sequence: sequence, transactionId: id, documentType: type.flatMap(DocumentType.init(rawValue:)),
+                                                from: from, to: to, at: at, reason: reason))
+            }
+            return TransactionReport(transaction: transaction, documents: documents, history: history)
+        }
+    }
+
+    public func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
+        try await withConnection { connection in
+            var rows: [(String, String, Date, Date)] = []
+            let query: PostgresQuery = if let status {
+                "SELECT id, submission_status, updated_at, expires_at FROM transactions WHERE submission_status = \(status.rawValue) ORDER BY updated_at DESC, id"
+            } else {
+                "SELECT id, submission_status, updated_at, expires_at FROM transactions ORDER BY updated_at DESC, id"
+            }
+            for try await row in try await connection.query(query, logger: self.logger).decode((String, String, Date, Date).self) {
+                rows.append(row)
+            }
+            var statuses: [String: [DocumentType: DocumentStatus]] = [:]
+            for try await (transactionId, type, status) in try await connection.query("""
+                SELECT transaction_id, document_type, status FROM document_statuses WHERE transaction_id = ANY(\(rows.map(\.0)))
+                """, logger: self.logger).decode((String, String, String).self) {
+                statuses[transactionId, default: [:]][DocumentType(rawValue: type)!] = DocumentStatus(rawValue: status)!
+            }
+            return rows.map { id, status, updated, expires in
+                TransactionSummary(id: id, status: DocumentSubmissionStatus(rawValue: status)!, documents: statuses[id] ?? [:],
+                                   updatedAt: updated, expiresAt: expires)
+            }
+        }
+    }
+
+    public func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
+        try await transaction { connection in
+            try await connection.query("UPDATE transactions SET signals = \(signals) WHERE id = \(transactionId) AND signals IS NULL",
+                                       logger: self.logger)
+            for try await stored in try await connection.query("SELECT signals FROM transactions WHERE id = \(transactionId)",
+                                                               logger: self.logger).decode(String?.self) {
+                if let stored { return stored }
+            }
+            throw StoreError.unknownTransaction(transactionId)
+        }
+    }
+
+    public func updateBehavior(of transactionId: String, _ transform: @escaping @Sendable (String?) -> String?) async throws(StoreError) -> String? {
+        try await transaction { connection in
+            var current: String??
+            for try await behavior in try await connection.query(
+                "SELECT behavior FROM transactions WHERE id = \(transactionId) FOR UPDATE", logger: self.logger).decode(String?.self) {
+                current = .some(behavior)
+            }
+            guard let current else { throw StoreError.unknownTransaction(transactionId) }
+            let updated = transform(current)
+            if updated != current {
+                try await connection.query("UPDATE transactions SET behavior = \(updated) WHERE id = \(transactionId)", logger: self.logger)
+            }
+            return updated
+        }
+    }
+
+    public func setRiskEvaluation(_ result: String, of transactionId: String) async throws(StoreError) {
+        try await transaction { connection in
+            let rows = try await connection.query(
+                "UPDATE transactions SET risk_evaluation = \(result) WHERE id = \(transactionId) RETURNING id", logger: self.logger).collect()
+            guard !rows.isEmpty else { throw StoreError.unknownTransaction(transactionId) }
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// The one place a status changes here too: the model decides; the statuses and history rows are written in
+    /// the caller's database transaction, which holds the transaction row's lock.
+    static func apply(_ connection: PostgresConnection, _ event: DocumentEvent, to type: DocumentType, of transaction: StoredTransaction,
+                      reason: String, at requested: Date, logger: Logger) async throws -> (StoredTransaction, [TransitionRecord]) {
+        let time = max(requested, transaction.updatedAt)
+        let next: TransactionState, transitions: [StatusTransition]
+        do {
+            (next, transitions) = try transaction.state.applying(event, to: type, at: time)
+        } catch {
+            throw StoreError.transition(error)
+        }
+        for (documentType, status) in next.documents where status != transaction.state.documents[documentType] {
+            try await connection.query("""
+                UPDATE document_statuses SET status = \(status.rawValue)
+                WHERE transaction_id = \(transaction.id) AND document_type = \(documentType.rawValue)
+                """, logger: logger)
+        }
+        try await connection.query("""
+            UPDATE transactions SET submission_status = \(next.submissionStatus.rawValue), updated_at = \(time) WHERE id = \(transaction.id)
+            """, logger: logger)
+        var records: [TransitionRecord] = []
+        for transition in transitions {
+            let documentType: String? = if case .document(let type) = transition.subject { type.rawValue } else { nil }
+            for try await sequence in try await connection.query("""
+                INSERT INTO transitions (transaction_id, document_type, from_status, to_status, at, reason)
+                VALUES (\(transaction.id), \(documentType), \(transition.from), \(transition.to), \(time), \(reason)) RETURNING sequence
+                """, logger: logger).decode(Int64.self) {
+                records.append(TransitionRecord(sequence: sequence, transactionId: transaction.id,
+                                                documentType: documentType.flatMap(DocumentType.init(rawValue:)),
+                                                from: transition.from, to: transition.to, at: time, reason: reason))
+            }
+        }
+        var updated = transaction
+        updated.state = next
+        updated.updatedAt = time
+        return (updated, records)
+    }
+
+    static func load(_ connection: PostgresConnection, _ id: String, lock: Bool, logger: Logger) async throws -> StoredTransaction? {
+        let query: PostgresQuery = lock
+            ? "SELECT id, verification_code, env_id, submission_status, created_at, updated_at, expires_at, signals, behavior, risk_evaluation FROM transactions WHERE id = \(id) FOR UPDATE"
+            : "SELECT id, verification_code, env_id, submission_status, created_at, updated_at, expires_at, signals, behavior, risk_evaluation FROM transactions WHERE id = \(id)"
+        var found: (String, String, String?, String, Date, Date, Date, String?, String?, String?)?
+        for try await row in try await connection.query(query, logger: logger)
+            .decode((String, String, String?, String, Date, Date, Date, String?, String?, String?).self) {
+            found = row
+        }
+        guard let row = found else { return nil }
+        var policy: [DocumentType: DocumentRequirement] = [:], documents: [DocumentType: DocumentStatus] = [:]
+        for try await (type, requirement, status) in try await connection.query(
+            "SELECT document_type, requirement, status FROM document_statuses WHERE transaction_id = \(id)", logger: logger)
+            .decode((String, String, String).self) {
+            policy[DocumentType(rawValue: type)!] = DocumentRequirement(rawValue: requirement)!
+            documents[DocumentType(rawValue: type)!] = DocumentStatus(rawValue: status)!
+        }
+        let state = TransactionState(policy: policy, documents: documents,
+                                     submissionStatus: DocumentSubmissionStatus(rawValue: row.3)!, expiresAt: row.6)
+        return StoredTransaction(id: row.0, verificationCode: row.1, envId: row.2, state: state, createdAt: row.4,
+                                 updatedAt: row.5, signals: row.7, behavior: row.8, riskEvaluation: row.9)
+    }
+
+    static func upsertSubmission(_ connection: PostgresConnection, _ documentId: String, outcome: SubmissionOutcome, error: String?,
+                                 at time: Date, logger: Logger) async throws -> SubmissionRecord {
+        let increment = outcome == .pending ? 0 : 1
+        for try await (attempts, stored, message, updated) in try await connection.query("""
+            INSERT INTO submissions (document_id, attempts, outcome, error, updated_at)
+            VALUES (\(documentId), \(increment), \(outcome.rawValue), \(error), \(time))
+            ON CONFLICT (document_id) DO UPDATE SET attempts = submissions.attempts + \(increment),
+                outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
+            RETURNING attempts, outcome, error, updated_at
+            """, logger: logger).decode((Int, String, String?, Date).self) {
+            return SubmissionRecord(documentId: documentId, attempts: attempts, outcome: SubmissionOutcome(rawValue: stored)!,
+                                    error: message, updatedAt: updated)
+        }
+        throw StoreError.database("the submission was not recorded")
+    }
+
+    static func submission(_ connection: PostgresConnection, _ documentId: String, logger: Logger) async throws -> SubmissionRecord? {
+        for try await (attempts, outcome, error, updated) in try await connection.query(
+            "SELECT attempts, outcome, error, updated_at FROM submissions WHERE document_id = \(documentId)", logger: logger)
+            .decode((Int, String, String?, Date).self) {
+            return SubmissionRecord(documentId: documentId, attempts: attempts, outcome: SubmissionOutcome(rawValue: outcome)!,
+                                    error: error, updatedAt: updated)
+        }
+        return nil
+    }
+
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// The server's message only: PostgresNIO's error descriptions quote the query and could quote document data.
+    static func storeError(_ error: any Error) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? PostgresTransactionError {
+            if let inner = error.closureError { return storeError(inner) }
+            if let inner = error.beginError ?? error.commitError { return storeError(inner) }
+        }
+        if let error = error as? PSQLError {
+            return .database(error.serverInfo?[.message] ?? "PostgreSQL error \(error.code)")
+        }
+        return .database("\(type(of: error))")
+    }
+}
