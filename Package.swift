@@ -85,7 +85,10 @@ let package = Package(
         .testTarget(name: "ImageDecodingTests", dependencies: ["ImageDecoding"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BarcodeScanningTests", dependencies: ["BarcodeScanning"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel"]),
-        .testTarget(name: "TransactionStoreTests", dependencies: ["TransactionStore", "store-burst"]),
+        .testTarget(
+            name: "TransactionStoreTests",
+            dependencies: ["TransactionStore", "store-burst", .product(name: "PostgresNIO", package: "postgres-nio")]
+        ),
         // Writes transitions until it is killed: the store's crash test runs it in a child process.
         .executableTarget(name: "store-burst", dependencies: ["TransactionStore"], path: "Tests/Helpers/store-burst"),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Protect", "Submission"]),

@@ -7,13 +7,15 @@ import VerifyModel
 
 @Suite("Store under concurrency and crashes")
 struct ConcurrencyAndCrashTests {
-    @Test("16 concurrent writers on one transaction end as a serial run does, with no lost update")
-    func concurrentWriters() async throws {
-        let temp = try TemporaryStore()
+    @Test("16 concurrent writers on one transaction end as a serial run does, with no lost update", arguments: StoreKind.allCases)
+    func concurrentWriters(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in try await Self.concurrentWriters(store) }
+    }
+
+    static func concurrentWriters(_ store: any TransactionStore) async throws {
         let types: [DocumentType] = [.governmentId, .selfie, .email, .phone, .voice]
         let policy = Dictionary(uniqueKeysWithValues: types.map { ($0, $0 == .governmentId || $0 == .selfie ? DocumentRequirement.required : .optional) })
-        _ = try await temp.store.openTransaction(newTransaction("t1", policy: policy))
-        let store = temp.store
+        _ = try await store.openTransaction(newTransaction("t1", policy: policy))
         // Every writer tries to collect and then process every type: only one of each move can win.
         let results = try await withThrowingTaskGroup(of: (Int, Int, Int).self) { group in
             for writer in 0..<16 {
@@ -60,13 +62,13 @@ struct ConcurrencyAndCrashTests {
     }
 
     @Test("SIGKILL in the middle of a burst leaves a sound store holding only whole transitions",
-          arguments: [137, 611, 1499])
-    func killedMidBurst(afterLines: Int) async throws {
-        let temp = try TemporaryStore()
+          arguments: [(StoreKind.sqlite, 137), (.sqlite, 611), (.sqlite, 1499), (.postgres, 137), (.postgres, 611)])
+    func killedMidBurst(_ kind: StoreKind, afterLines: Int) async throws {
+        let location = try await kind.freshLocation()
         let helper = try #require(Self.helper, "the store-burst helper is built with the tests")
         let process = Process()
         process.executableURL = helper
-        process.arguments = [temp.path]
+        process.arguments = [location.description]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -83,8 +85,11 @@ struct ConcurrencyAndCrashTests {
         #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL)
         #expect(lines >= afterLines)
 
-        let store = try SQLiteTransactionStore(path: temp.path, create: false)
-        #expect(try await store.integrityCheck() == "ok")
+        try await location.withStore(create: false) { store in try await Self.checkWholeTransitions(store, afterLines: afterLines) }
+    }
+
+    static func checkWholeTransitions(_ store: any TransactionStore, afterLines: Int) async throws {
+        if let sqlite = store as? SQLiteTransactionStore { #expect(try await sqlite.integrityCheck() == "ok") }
         let summaries = try await store.transactions(status: nil)
         #expect(summaries.count >= afterLines / 5)
         for summary in summaries {

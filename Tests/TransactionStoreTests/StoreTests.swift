@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PostgresNIO
 import Testing
 import VerifyModel
 
@@ -41,18 +42,18 @@ func document(_ id: String, _ transaction: String, _ type: DocumentType) -> Docu
                    source: "Samples/\(id).png", contentHash: "sha256:\(id)", createdAt: t0)
 }
 
-@Suite("SQLite transaction store")
+@Suite("Transaction store (SQLite and PostgreSQL)")
 struct StoreTests {
-    @Test("every transition is persisted with its log row, in order")
-    func transitionsArePersistedWithHistory() async throws {
-        let temp = try TemporaryStore()
-        _ = try await temp.store.openTransaction(newTransaction("t1"))
-        _ = try await temp.store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(1))
-        _ = try await temp.store.apply(.process, to: .governmentId, of: "t1", reason: "submission accepted", at: t0.addingTimeInterval(2))
-        _ = try await temp.store.apply(.skip, to: .selfie, of: "t1", reason: "end of batch", at: t0.addingTimeInterval(3))
+    @Test("every transition is persisted with its log row, in order", arguments: StoreKind.allCases)
+    func transitionsArePersistedWithHistory(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, location in
+        _ = try await store.openTransaction(newTransaction("t1"))
+        _ = try await store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(1))
+        _ = try await store.apply(.process, to: .governmentId, of: "t1", reason: "submission accepted", at: t0.addingTimeInterval(2))
+        _ = try await store.apply(.skip, to: .selfie, of: "t1", reason: "end of batch", at: t0.addingTimeInterval(3))
 
-        // Read back through a new store instance: what is on disk, not what is cached.
-        let reopened = try SQLiteTransactionStore(path: temp.path, create: false)
+        // Read back through a new store instance: what is stored, not what is cached.
+        try await location.withStore(create: false) { reopened in
         let report = try #require(try await reopened.report(id: "t1"))
         #expect(report.transaction.state.documents == [.governmentId: .processed, .selfie: .skipped])
         #expect(report.transaction.state.submissionStatus == .completed)
@@ -70,73 +71,94 @@ struct StoreTests {
         #expect(report.history.map(\.sequence) == report.history.map(\.sequence).sorted())
         #expect(report.documents.map(\.id) == ["d1"])
         #expect(report.documents.first?.keys == [.documentNumber, .firstName])
+        }
+        }
     }
 
-    @Test("a refused illegal transition leaves no trace")
-    func illegalTransitionLeavesNoTrace() async throws {
-        let temp = try TemporaryStore()
-        _ = try await temp.store.openTransaction(newTransaction("t1"))
-        let before = try temp.rowCounts()
-        await #expect(throws: StoreError.transition(.illegalMove(.governmentId, .required, .process))) {
-            _ = try await temp.store.apply(.process, to: .governmentId, of: "t1", reason: "x", at: t0)
+    @Test("a refused illegal transition leaves no trace", arguments: StoreKind.allCases)
+    func illegalTransitionLeavesNoTrace(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in
+            _ = try await store.openTransaction(newTransaction("t1"))
+            let before = try await store.report(id: "t1")
+            await #expect(throws: StoreError.transition(.illegalMove(.governmentId, .required, .process))) {
+                _ = try await store.apply(.process, to: .governmentId, of: "t1", reason: "x", at: t0)
+            }
+            await #expect(throws: StoreError.transition(.illegalMove(.governmentId, .required, .skip))) {
+                _ = try await store.apply(.skip, to: .governmentId, of: "t1", reason: "x", at: t0)
+            }
+            await #expect(throws: StoreError.transition(.documentTypeNotInPolicy(.email))) {
+                _ = try await store.collect(document("e1", "t1", .email), at: t0)
+            }
+            #expect(try await store.report(id: "t1") == before)
+            #expect(try await store.document(id: "e1") == nil)
+            #expect(before?.history.isEmpty == true && before?.transaction.updatedAt == t0)
         }
-        await #expect(throws: StoreError.transition(.illegalMove(.governmentId, .required, .skip))) {
-            _ = try await temp.store.apply(.skip, to: .governmentId, of: "t1", reason: "x", at: t0)
-        }
-        await #expect(throws: StoreError.transition(.documentTypeNotInPolicy(.email))) {
-            _ = try await temp.store.collect(document("e1", "t1", .email), at: t0)
-        }
-        #expect(try temp.rowCounts() == before)
-        let transaction = try #require(try await temp.store.transaction(id: "t1"))
-        #expect(transaction.state.documents == [.governmentId: .required, .selfie: .optional])
-        #expect(transaction.updatedAt == t0)
     }
 
-    @Test("re-recording a document changes nothing")
-    func collectIsIdempotent() async throws {
-        let temp = try TemporaryStore()
-        _ = try await temp.store.openTransaction(newTransaction("t1"))
-        guard case .collected = try await temp.store.collect(document("d1", "t1", .governmentId), at: t0) else {
-            Issue.record("first collect should store the document")
-            return
+    @Test("re-recording a document changes nothing", arguments: StoreKind.allCases)
+    func collectIsIdempotent(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in
+            _ = try await store.openTransaction(newTransaction("t1"))
+            guard case .collected = try await store.collect(document("d1", "t1", .governmentId), at: t0) else {
+                Issue.record("first collect should store the document")
+                return
+            }
+            let after = try await store.report(id: "t1")
+            let again = try await store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(5))
+            guard case .alreadyRecorded(let transaction) = again else {
+                Issue.record("second collect should be a no-op, got \(again)")
+                return
+            }
+            #expect(transaction.updatedAt == t0)
+            #expect(try await store.report(id: "t1") == after)
+            // Opening the same transaction again returns it unchanged too.
+            let reopened = try await store.openTransaction(newTransaction("t1", lifetime: 5))
+            #expect(reopened.expiresAt == t0.addingTimeInterval(1800))
         }
-        let after = try temp.rowCounts()
-        let again = try await temp.store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(5))
-        guard case .alreadyRecorded(let transaction) = again else {
-            Issue.record("second collect should be a no-op, got \(again)")
-            return
-        }
-        #expect(transaction.updatedAt == t0)
-        #expect(try temp.rowCounts() == after)
-        // Opening the same transaction again returns it unchanged too.
-        let reopened = try await temp.store.openTransaction(newTransaction("t1", lifetime: 5))
-        #expect(reopened.expiresAt == t0.addingTimeInterval(1800))
     }
 
-    @Test("past expiresAt new documents are refused with documentSubmissionTimeoutError")
-    func expiredTransaction() async throws {
-        let temp = try TemporaryStore()
-        _ = try await temp.store.openTransaction(newTransaction("t1", lifetime: 60))
-        let before = try temp.rowCounts()
-        do {
-            _ = try await temp.store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(61))
-            Issue.record("an expired transaction accepted a document")
-        } catch {
-            #expect(error.documentError.code == .documentSubmissionTimeoutError)
+    @Test("past expiresAt new documents are refused with documentSubmissionTimeoutError", arguments: StoreKind.allCases)
+    func expiredTransaction(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in
+            _ = try await store.openTransaction(newTransaction("t1", lifetime: 60))
+            do {
+                _ = try await store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(61))
+                Issue.record("an expired transaction accepted a document")
+            } catch {
+                #expect((error as? StoreError)?.documentError.code == .documentSubmissionTimeoutError)
+            }
+            #expect(try await store.document(id: "d1") == nil)
+            #expect(try await store.report(id: "t1")?.history.isEmpty == true)
         }
-        #expect(try temp.rowCounts() == before)
     }
 
-    @Test("submissions count their attempts")
-    func submissions() async throws {
-        let temp = try TemporaryStore()
-        _ = try await temp.store.openTransaction(newTransaction("t1"))
-        _ = try await temp.store.collect(document("d1", "t1", .governmentId), at: t0)
-        _ = try await temp.store.recordSubmission(documentId: "d1", outcome: .failed, error: "HTTP 503", at: t0)
-        let record = try await temp.store.recordSubmission(documentId: "d1", outcome: .accepted, error: nil, at: t0)
-        #expect(record.attempts == 2 && record.outcome == .accepted && record.error == nil)
-        await #expect(throws: StoreError.unknownDocument("nope")) {
-            _ = try await temp.store.recordSubmission(documentId: "nope", outcome: .accepted, error: nil, at: t0)
+    @Test("submissions count their attempts; finishing one moves the document in the same write", arguments: StoreKind.allCases)
+    func submissions(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in
+            _ = try await store.openTransaction(newTransaction("t1"))
+            _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
+            _ = try await store.recordSubmission(documentId: "d1", outcome: .failed, error: "HTTP 503", at: t0)
+            let (transaction, record, transitions) = try await store.finishSubmission(documentId: "d1", accepted: true, error: nil, at: t0)
+            #expect(record.attempts == 2 && record.outcome == .accepted && record.error == nil)
+            #expect(transaction.state.documents[.governmentId] == .processed)
+            #expect(transitions.first?.to == "PROCESSED")
+            await #expect(throws: StoreError.unknownDocument("nope")) {
+                _ = try await store.recordSubmission(documentId: "nope", outcome: .accepted, error: nil, at: t0)
+            }
+        }
+    }
+
+    @Test("signals are set once; behavioural data updates in place", arguments: StoreKind.allCases)
+    func signalsAndBehavior(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in
+            _ = try await store.openTransaction(newTransaction("t1"))
+            // newTransaction sets signals already: a second value does not replace it.
+            #expect(try await store.setSignals("other", of: "t1") == "signals-t1")
+            #expect(try await store.updateBehavior(of: "t1") { ($0 ?? "") + "a" } == "a")
+            #expect(try await store.updateBehavior(of: "t1") { ($0 ?? "") + "b" } == "ab")
+            try await store.setRiskEvaluation(#"{"level":"LOW"}"#, of: "t1")
+            let transaction = try #require(try await store.transaction(id: "t1"))
+            #expect(transaction.behavior == "ab" && transaction.riskEvaluation == #"{"level":"LOW"}"#)
         }
     }
 
@@ -147,15 +169,35 @@ struct StoreTests {
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     }
 
-    @Test("listing filters by status and counts documents")
-    func listing() async throws {
-        let temp = try TemporaryStore()
-        _ = try await temp.store.openTransaction(newTransaction("t1"))
-        _ = try await temp.store.openTransaction(newTransaction("t2"))
-        _ = try await temp.store.collect(document("d1", "t2", .governmentId), at: t0.addingTimeInterval(1))
-        #expect(try await temp.store.transactions(status: nil).map(\.id) == ["t2", "t1"])
-        #expect(try await temp.store.transactions(status: .process).map(\.id) == ["t2"])
-        #expect(try await temp.store.transactions(status: .notStarted).first?.documents == [.governmentId: .required, .selfie: .optional])
+    @Test("listing filters by status and counts documents", arguments: StoreKind.allCases)
+    func listing(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in
+            _ = try await store.openTransaction(newTransaction("t1"))
+            _ = try await store.openTransaction(newTransaction("t2"))
+            _ = try await store.collect(document("d1", "t2", .governmentId), at: t0.addingTimeInterval(1))
+            #expect(try await store.transactions(status: nil).map(\.id) == ["t2", "t1"])
+            #expect(try await store.transactions(status: .process).map(\.id) == ["t2"])
+            #expect(try await store.transactions(status: .notStarted).first?.documents == [.governmentId: .required, .selfie: .optional])
+        }
+    }
+
+    @Test("a store of a newer version is refused; a missing one is not created by readers", arguments: StoreKind.allCases)
+    func newerAndMissing(_ kind: StoreKind) async throws {
+        let location = try await kind.freshLocation()
+        await #expect(throws: StoreError.self) { try await location.withStore(create: false) { _ in } }
+        try await location.withStore(create: true) { _ in }
+        switch location {
+        case .sqlite(let path):
+            let queue = try DatabaseQueue(path: path)
+            try await queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')") }
+        case .postgres(let server):
+            try await server.withClient(logger: .init(label: "test")) { client in
+                try await client.query("INSERT INTO schema_migrations (identifier) VALUES ('v99-from-the-future')")
+            }
+        }
+        await #expect(throws: StoreError.newerSchema(location.description.replacingOccurrences(of: "sqlite:", with: ""))) {
+            try await location.withStore(create: true) { _ in }
+        }
     }
 
     @Test("a store written by a newer version is refused, and so is a file that is not a store")
