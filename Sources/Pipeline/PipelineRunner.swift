@@ -12,6 +12,8 @@ public enum PipelineInput: Sendable {
     case folder(URL)
     /// NDJSON documents, one a line, from a file descriptor (standard input).
     case lines(fileDescriptor: Int32)
+    /// Documents claimed from the shared work queue (`verify-pipeline worker`).
+    case queue(QueueInput)
 }
 
 /// How a run went, for the closing summary line.
@@ -87,7 +89,21 @@ public struct PipelineRunner: Sendable {
         let toReport = BoundedQueue<WorkItem>(capacity: configuration.submit.queue)
         let scannerConfiguration = stages.scannerConfiguration
 
+        let reported = StopSignal()
         let summary = await withTaskGroup(of: RunSummary?.self) { group -> RunSummary in
+            if case .queue(let queueInput) = input {
+                // Renew the leases until the last claimed document has been reported.
+                group.addTask {
+                    var last = ContinuousClock.now
+                    while !reported.isStopped {
+                        try? await Task.sleep(for: .milliseconds(100))
+                        guard ContinuousClock.now - last >= queueInput.lease / 3 else { continue }
+                        try? await queueInput.queue.heartbeat(owner: queueInput.owner, lease: queueInput.lease)
+                        last = ContinuousClock.now
+                    }
+                    return nil
+                }
+            }
             group.addTask {
                 await self.ingest(input, jobs: folderJobs, stop: stop, touched: touched, into: toDecode)
                 return nil
@@ -130,7 +146,11 @@ public struct PipelineRunner: Sendable {
                     }
                     if outcome.alreadySubmitted { summary.alreadySubmitted += 1 }
                     await emit(outcome, RunProgress(done: summary.documents, failed: summary.failed, total: total))
+                    if case .queue(let queueInput) = input, let id = item.job.queueItem {
+                        await self.complete(id, outcome: outcome, queue: queueInput.queue, signals: signals)
+                    }
                 }
+                reported.stop()
                 return summary
             }
             var summary = RunSummary()
@@ -160,6 +180,36 @@ public struct PipelineRunner: Sendable {
             for job in jobs ?? [] {
                 if stop.isStopped { break }
                 await queue.send(await workItem(job, touched: touched))
+            }
+        case .queue(let input):
+            while !stop.isStopped {
+                let items: [PostgresWorkQueue.Item]
+                do {
+                    items = try await input.queue.claim(owner: input.owner, limit: QueueInput.claimSize, lease: input.lease)
+                } catch {
+                    logger.warning("could not claim work", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .seconds(1))
+                    continue
+                }
+                if items.isEmpty {
+                    if input.exitWhenEmpty, (try? await input.queue.openItems()) == 0 { break }
+                    try? await Task.sleep(for: .milliseconds(200))
+                    continue
+                }
+                for item in items {
+                    guard var job = QueueInput.decode(item.job) else {
+                        let failure = IngestFailure(sequence: Int(item.id), inputId: "queue-\(item.id)", source: "queue:\(item.id)",
+                                                    failure: DocumentFailure(.invalidKeyMap, "queue item \(item.id) is not a document job"))
+                        var broken = WorkItem(job: failure.job, failure: failure.failure)
+                        broken.job.queueItem = item.id
+                        await queue.send(broken)
+                        continue
+                    }
+                    job.sequence = Int(item.id)
+                    job.queueItem = item.id
+                    job.queueBatch = item.batch
+                    await queue.send(await workItem(.success(job), touched: touched))
+                }
             }
         case .lines(let descriptor):
             let reader = LineReader(fileDescriptor: descriptor, stop: stop)
@@ -204,6 +254,21 @@ public struct PipelineRunner: Sendable {
             case .qrImage: break
             }
             return item
+        }
+    }
+
+    /// Marks a queue item done; the worker that completes a folder batch's last item ends the batch.
+    private func complete(_ id: Int64, outcome: DocumentOutcome, queue: PostgresWorkQueue, signals: SignalsCollector) async {
+        var result: [String: String] = [:]
+        result["documentId"] = outcome.documentId
+        result["error"] = outcome.failure?.code
+        let text = (try? JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        do {
+            if let batch = try await queue.complete(id, transactionId: outcome.transactionId, result: text), batch.kind == .folder {
+                await skipMissingOptionalDocuments(try await queue.transactions(ofBatch: batch.id), signals: signals)
+            }
+        } catch {
+            logger.warning("could not mark a queue item done", metadata: ["queue.item": "\(id)", "error": "\(error)"])
         }
     }
 

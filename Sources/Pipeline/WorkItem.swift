@@ -6,7 +6,7 @@ import TransactionStore
 import VerifyModel
 
 /// The images a document may carry.
-public enum ImageRole: String, Sendable, CaseIterable, Comparable {
+public enum ImageRole: String, Sendable, CaseIterable, Comparable, Codable, CodingKeyRepresentable {
     case front, back, selfie
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
@@ -21,13 +21,13 @@ public enum ImageRole: String, Sendable, CaseIterable, Comparable {
 }
 
 /// Where an image's bytes are.
-enum ImageSource: Sendable {
+enum ImageSource: Sendable, Codable {
     case file(String)
     case inline([UInt8])
 }
 
 /// How a document's transaction is found.
-enum TransactionIdentity: Sendable {
+enum TransactionIdentity: Sendable, Codable {
     /// A verification QR given as text (qr.txt, a stream line's `qr`).
     case qr(VerificationQR)
     /// A transaction created earlier (a stream line's `transactionId`).
@@ -36,8 +36,8 @@ enum TransactionIdentity: Sendable {
     case qrImage(group: String, candidates: [String])
 }
 
-/// One document as the input describes it, before any work.
-struct DocumentJob: Sendable {
+/// One document as the input describes it, before any work. Codable: the work queue stores it.
+struct DocumentJob: Sendable, Codable {
     var sequence: Int
     /// A stream line's `id`, echoed in its result.
     var inputId: String?
@@ -54,6 +54,9 @@ struct DocumentJob: Sendable {
     /// The transaction's own timestamps when the input gives them (transaction.json, a stream line).
     var createdAt: Date?
     var expiresAt: Date?
+    /// The work-queue item it came from, when a worker claimed it.
+    var queueItem: Int64?
+    var queueBatch: Int64?
 }
 
 extension DocumentJob {

@@ -100,7 +100,10 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     func withClient<T: Sendable>(logger: Logger, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
         let configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password,
                                                          database: database, tls: .disable)
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        // The pool warns when a lease is asked for before run() has started, which the task group below makes routine.
+        var poolLogger = logger
+        poolLogger.logLevel = .error
+        let client = PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 await client.run()

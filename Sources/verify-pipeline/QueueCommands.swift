@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import Pipeline
+import TransactionStore
+import VerifyModel
+
+extension VerifyPipeline {
+    struct Enqueue: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register a batch folder's documents, or NDJSON documents from stdin ('-'), in the shared work queue.",
+            discussion: """
+            Needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE). Workers on any machine then process \
+            them with `verify-pipeline worker`; paths in the jobs must be readable at the same place on the workers. \
+            Inputs that cannot be queued are printed as error lines; exits 1 when there were any.
+            """
+        )
+
+        @Argument(help: "The batch folder, or '-' for NDJSON on stdin.")
+        var input: String
+
+        @OptionGroup var options: PipelineOptions
+
+        func run() async throws {
+            let configuration = try options.configuration()
+            let source: PipelineInput = input == "-" ? .lines(fileDescriptor: STDIN_FILENO) : .folder(URL(fileURLWithPath: input))
+            if input != "-", !FileManager.default.fileExists(atPath: input) {
+                CommandOutput.fail("no folder at \(input)")
+                throw ExitCode(2)
+            }
+            let output = try OutputWriter(path: nil)
+            let refused: Int = try await options.store.withStore(create: true, logger: options.makeLogger()) { store in
+                guard let queue = PostgresWorkQueue(store) else {
+                    CommandOutput.fail("the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)")
+                    throw ExitCode(2)
+                }
+                let (batch, queued, refused) = try await Enqueuer(configuration: configuration, store: store, queue: queue).enqueue(source)
+                for outcome in refused { await output.write(outcome) }
+                FileHandle.standardError.write(Data("verify-pipeline: \(queued) documents queued in batch \(batch), \(refused.count) refused\n".utf8))
+                return refused.count
+            }
+            if refused > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct Worker: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Process documents from the shared work queue; run any number of workers, on any machine.",
+            discussion: """
+            Claims documents with SELECT ... FOR UPDATE SKIP LOCKED and holds them with a lease it renews; a document \
+            whose worker died is claimed again once its lease runs out. Writes one result line per document it \
+            processed. Runs until SIGINT/SIGTERM, or with --exit-when-empty until every queued document is done.
+            """
+        )
+
+        @Flag(help: "Exit once every document in the queue is done.")
+        var exitWhenEmpty = false
+
+        @Option(help: ArgumentHelp("Seconds a claim lasts without a heartbeat before others may take the document.", valueName: "seconds"))
+        var leaseSeconds: Int = 30
+
+        @OptionGroup var options: PipelineOptions
+
+        func validate() throws {
+            guard leaseSeconds >= 2 else { throw ValidationError("--lease-seconds must be at least 2") }
+        }
+
+        func run() async throws {
+            let configuration = try options.configuration()
+            let logger = options.makeLogger()
+            let owner = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+            let submitter = try options.submitter(configuration, client: .shared, logger: logger)
+            let riskEvaluator = options.riskEvaluator(configuration, client: .shared)
+            let omitImages = options.omitImages, lease = Duration.seconds(leaseSeconds), exitWhenEmpty = exitWhenEmpty
+            let output = try OutputWriter(path: nil)
+            let work: @Sendable (any TransactionStore) async throws -> RunSummary = { store in
+                guard let queue = PostgresWorkQueue(store) else {
+                    CommandOutput.fail("the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)")
+                    throw ExitCode(2)
+                }
+                let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
+                                            omitImages: omitImages, riskEvaluator: riskEvaluator)
+                let input = QueueInput(queue: queue, owner: owner, lease: lease, exitWhenEmpty: exitWhenEmpty)
+                return try await PipelineOptions.serve(runner, input: .queue(input), output: output, showProgress: false, logger: logger)
+            }
+            let summary = try await options.store.withStore(create: true, logger: logger, work)
+            FileHandle.standardError.write(Data((summary.line + "\n").utf8))
+            if summary.failed > 0 { throw ExitCode(1) }
+        }
+    }
+}

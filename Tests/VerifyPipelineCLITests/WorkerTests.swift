@@ -1,0 +1,100 @@
+import Foundation
+import PostgresNIO
+import Testing
+import VerifyModel
+
+@testable import TransactionStore
+
+/// A new database on the PostgreSQL server scripts/test starts.
+func freshPostgresStore() async throws -> String {
+    guard let admin = ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_POSTGRES"] else {
+        throw CLITestError(message: "VERIFY_PIPELINE_TEST_POSTGRES is not set: run scripts/test, which starts a PostgreSQL server")
+    }
+    guard case .postgres(let server) = try StoreLocation(parsing: admin) else { throw CLITestError(message: "not a postgres URL") }
+    let name = "cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    try await server.withClient(logger: .init(label: "test")) { client in
+        try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+    }
+    var components = URLComponents(string: admin)!
+    components.path = "/\(name)"
+    return components.string!
+}
+
+struct CLITestError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+@Suite("enqueue and workers on PostgreSQL", .serialized)
+struct WorkerTests {
+    @Test("3 workers on a 500-document queue, one killed with SIGKILL: every document PROCESSED exactly once")
+    func threeWorkersOneKilled() async throws {
+        let store = try await freshPostgresStore()
+        let folder = try temporaryFolder("workers")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let batch = folder.appendingPathComponent("batch")
+        let selfie = CLIRunner.root.appendingPathComponent("Samples/batch/01-complete/selfie.jpg")
+        for index in 0..<250 {
+            let transaction = batch.appendingPathComponent(String(format: "w%03d", index))
+            try FileManager.default.createDirectory(at: transaction, withIntermediateDirectories: true)
+            let url = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=work-\(index)&code=\(index)"
+            try Data(url.utf8).write(to: transaction.appendingPathComponent("qr.txt"))
+            try Data(#"{"email": "w\#(index)@example.com"}"#.utf8).write(to: transaction.appendingPathComponent("fields.json"))
+            try FileManager.default.copyItem(at: selfie, to: transaction.appendingPathComponent("selfie.jpg"))
+        }
+        let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: REQUIRED, GOVERNMENT_ID: DISABLED, PHONE: DISABLED}\n")
+        let enqueue = try CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline])
+        #expect(enqueue.status == 0, "\(enqueue.stderr)")
+        #expect(enqueue.stderr.contains("500 documents queued"))
+
+        let arguments = ["worker", "--exit-when-empty", "--lease-seconds", "3", "--store", store, "--pipeline", pipeline, "--omit-images"]
+        let workers = try (0..<3).map { _ in try InteractiveProcess(arguments) }
+        let killAfter = Int.random(in: 5...60)
+        var printed = 0
+        while printed < killAfter, workers[0].nextLine() != nil { printed += 1 }
+        kill(workers[0].process.processIdentifier, SIGKILL)
+        #expect(workers[0].waitForExit())
+        #expect(printed == killAfter, "the first worker printed \(printed) results before it was killed")
+        for survivor in workers[1...] {
+            #expect(survivor.waitForExit(timeout: 180), "a surviving worker did not finish the queue")
+            #expect(survivor.process.terminationStatus == 0, "\(survivor.stderr)")
+        }
+
+        try await StoreLocation(parsing: store).withStore(create: false) { reader in
+            let transactions = try await reader.transactions(status: nil)
+            #expect(transactions.count == 250)
+            #expect(transactions.allSatisfy { $0.status == .completed })
+            var documents = 0
+            for summary in transactions {
+                let report = try #require(try await reader.report(id: summary.id))
+                for document in report.documents {
+                    documents += 1
+                    #expect(document.submission?.attempts == 1 && document.submission?.outcome == .accepted,
+                            "\(document.id) after killing a worker at result \(killAfter)")
+                }
+            }
+            #expect(documents == 500)
+            #expect(try await PostgresWorkQueue(reader)?.openItems() == 0)
+        }
+    }
+
+    @Test("enqueue and worker need a PostgreSQL store; status works unchanged against PostgreSQL")
+    func needsPostgres() async throws {
+        let folder = try temporaryFolder("enqueue-sqlite")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let sqlite = try CLIRunner.run(["enqueue", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path])
+        #expect(sqlite.status == 2)
+        #expect(sqlite.stderr.contains("the work queue needs a PostgreSQL store"))
+
+        let store = try await freshPostgresStore()
+        #expect(try CLIRunner.run(["enqueue", "Samples/batch", "--store", store]).status == 0)
+        let worker = try CLIRunner.run(["worker", "--exit-when-empty", "--store", store, "--omit-images"])
+        #expect(worker.status == 1, "three sample documents fail on purpose")
+        let status = try CLIRunner.run(["status", "txn-batch-005", "--json", "--store", store])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        #expect(object["documentSubmissionStatus"] as? String == "STARTED")
+        #expect(object["documentStatus"] as? [String: String] == ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "PROCESSED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"])
+        let list = try CLIRunner.run(["status", "--state", "COMPLETED", "--store", store])
+        #expect(list.lines.count == 5, "a header and the four completed sample transactions")
+    }
+}
