@@ -249,7 +249,9 @@ public struct PipelineRunner: Sendable {
             }
             var item = WorkItem(job: job)
             switch job.identity {
-            case .qr(let qr): item.transactionId = qr.transactionId
+            case .qr(let qr):
+                item.transactionId = qr.transactionId
+                item.transactionOpened = true
             case .known(let id): item.transactionId = id
             case .qrImage: break
             }

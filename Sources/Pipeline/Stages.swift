@@ -159,21 +159,17 @@ struct Stages: Sendable {
         var item = item
         guard let type = item.job.type else { return item }
         let time = now()
-        let transaction: StoredTransaction
+        guard let transactionId = item.transactionId else { return item }
         do throws(StoreError) {
-            if let qr = item.qr {
-                transaction = try await store.openTransaction(item.job.newTransaction(qr, configuration: configuration, now: time))
-            } else if let id = item.transactionId, let known = try await store.transaction(id: id) {
-                transaction = known
-            } else {
-                item.failure = DocumentFailure(.initiateDocumentTransactionError,
-                                               "no transaction '\(item.transactionId ?? "")' is known: give its 'qr' first")
-                return item
+            // Transactions named by QR text were opened at ingest; a QR read from an image opens its own here.
+            // Anything else must exist already: collect and apply refuse an unknown transaction.
+            if let qr = item.qr, !item.transactionOpened {
+                _ = try await store.openTransaction(item.job.newTransaction(qr, configuration: configuration, now: time))
             }
-            await touched.add(transaction.id)
+            await touched.add(transactionId)
 
             if item.job.skip {
-                let (updated, _) = try await store.apply(.skip, to: type, of: transaction.id, reason: "skipped by \(item.job.source)", at: time)
+                let (updated, _) = try await store.apply(.skip, to: type, of: transactionId, reason: "skipped by \(item.job.source)", at: time)
                 await signals.statusChanged(updated)
                 item.outcome = outcome(item, updated, skipped: true)
                 return item
@@ -181,7 +177,7 @@ struct Stages: Sendable {
             guard let documentId = item.documentId, let contentHash = item.contentHash else { return item }
             var stored = item.fields
             for key in [DocumentKey.frontImage, .backImage, .selfie] { stored[key] = nil }
-            let record = DocumentRecord(id: documentId, transactionId: transaction.id, type: type, fields: stored,
+            let record = DocumentRecord(id: documentId, transactionId: transactionId, type: type, fields: stored,
                                         source: item.job.source, contentHash: contentHash, createdAt: time)
             switch try await store.collect(record, at: time) {
             case .collected(let updated, _):
@@ -196,7 +192,7 @@ struct Stages: Sendable {
                 } else {
                     // Recorded by an earlier run that stopped before the submission, or whose submission failed.
                     if current.state.documents[type] == .required || current.state.documents[type] == .optional {
-                        _ = try await store.apply(.collect, to: type, of: transaction.id, reason: "document \(documentId) collected again", at: time)
+                        _ = try await store.apply(.collect, to: type, of: transactionId, reason: "document \(documentId) collected again", at: time)
                     }
                     item.needsSubmission = true
                 }

@@ -117,6 +117,8 @@ struct WorkItem: Sendable {
     var barcodes: [ImageRole: [Barcode]] = [:]
     var qr: VerificationQR?
     var transactionId: String?
+    /// Ingest opened the transaction already (its QR was given as text).
+    var transactionOpened = false
     var fields = DocumentFields()
     var documentId: String?
     var contentHash: String?

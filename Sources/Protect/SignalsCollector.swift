@@ -61,8 +61,9 @@ public actor SignalsCollector {
     public func payload(for transaction: StoredTransaction, capture: CaptureInfo, at time: Date) async -> String? {
         guard configuration.enabled, let envId = configuration.envId else { return nil }
         if let signals = transaction.signals { return signals }
-        if let stored = try? await store.transaction(id: transaction.id)?.signals { return stored }
-        let behavior = collectsBehavior ? Self.decode(try? await store.transaction(id: transaction.id)?.behavior) : nil
+        let current = try? await store.transaction(id: transaction.id)
+        if let stored = current?.signals { return stored }
+        let behavior = collectsBehavior ? Self.decode(current?.behavior) : nil
         let device = DeviceAttributes.collect(channel: channel, capture: capture,
                                               ignoring: Set(configuration.deviceAttributesToIgnore))
         let data = SignalsPayload(envId: envId, createdAt: time, device: device, behavior: behavior).data

@@ -24,11 +24,8 @@ public final class PostgresTransactionStore: TransactionStore {
 
     /// Named migrations, applied in order under an advisory lock so that workers starting together agree.
     static let migrations: [(String, [String])] = {
-        let list = { (values: [String]) in values.map { "'\($0)'" }.joined(separator: ",") }
-        let types = list(DocumentType.allCases.map(\.rawValue))
-        let statuses = list(DocumentStatus.allCases.map(\.rawValue))
-        let submissionStatuses = list(DocumentSubmissionStatus.allCases.map(\.rawValue))
-        let outcomes = list(SubmissionOutcome.allCases.map(\.rawValue))
+        let types = SchemaVocabulary.documentTypes, statuses = SchemaVocabulary.documentStatuses
+        let submissionStatuses = SchemaVocabulary.submissionStatuses, outcomes = SchemaVocabulary.submissionOutcomes
         return [
             ("v1-transactions-documents-transitions-submissions", [
                 """

@@ -40,10 +40,8 @@ public final class SQLiteTransactionStore: TransactionStore {
     static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-transactions-documents-transitions-submissions") { db in
-            let types = DocumentType.allCases.map { "'\($0.rawValue)'" }.joined(separator: ",")
-            let statuses = DocumentStatus.allCases.map { "'\($0.rawValue)'" }.joined(separator: ",")
-            let submissionStatuses = DocumentSubmissionStatus.allCases.map { "'\($0.rawValue)'" }.joined(separator: ",")
-            let outcomes = SubmissionOutcome.allCases.map { "'\($0.rawValue)'" }.joined(separator: ",")
+            let types = SchemaVocabulary.documentTypes, statuses = SchemaVocabulary.documentStatuses
+            let submissionStatuses = SchemaVocabulary.submissionStatuses, outcomes = SchemaVocabulary.submissionOutcomes
             try db.execute(sql: """
                 CREATE TABLE transactions (
                     id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),

@@ -4,29 +4,6 @@ import Testing
 import TransactionStore
 import VerifyModel
 
-/// Writes a batch folder: one transaction per id, each with an EMAIL and a PHONE document.
-func fieldBatch(_ folder: URL, transactions ids: [String], selfie: Bool = false) throws -> URL {
-    let batch = folder.appendingPathComponent("batch")
-    for id in ids {
-        let transaction = batch.appendingPathComponent(id)
-        try FileManager.default.createDirectory(at: transaction, withIntermediateDirectories: true)
-        let url = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=\(id)&code=C\(id.count)"
-        try Data(url.utf8).write(to: transaction.appendingPathComponent("qr.txt"))
-        try Data(#"{"email": "\#(id)@example.com", "phone": "+1 555 0100"}"#.utf8).write(to: transaction.appendingPathComponent("fields.json"))
-        if selfie {
-            try FileManager.default.copyItem(at: CLIRunner.root.appendingPathComponent("Samples/batch/01-complete/selfie.jpg"),
-                                             to: transaction.appendingPathComponent("selfie.jpg"))
-        }
-    }
-    return batch
-}
-
-func pipelineFile(_ folder: URL, _ yaml: String) throws -> String {
-    let url = folder.appendingPathComponent("pipeline-\(UUID()).yaml")
-    try Data(yaml.utf8).write(to: url)
-    return url.path
-}
-
 @Suite("The HTTP submitter against a loopback server", .serialized)
 struct HTTPSubmitterTests {
     @Test("accept, 500 twice, 409, 400, past the timeout, dropped mid-response: final status, requests seen, never accepted twice")

@@ -94,17 +94,7 @@ struct RunCommandTests {
     func killedAndRerun() async throws {
         let folder = try temporaryFolder("run-kill")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let batch = folder.appendingPathComponent("batch")
-        let selfie = CLIRunner.root.appendingPathComponent("Samples/batch/01-complete/selfie.jpg")
-        for index in 0..<100 {
-            let transaction = batch.appendingPathComponent(String(format: "t%03d", index))
-            try FileManager.default.createDirectory(at: transaction, withIntermediateDirectories: true)
-            let url = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=kill-\(index)&code=\(100_000 + index)"
-            try Data(url.utf8).write(to: transaction.appendingPathComponent("qr.txt"))
-            try Data(#"{"email": "person\#(index)@example.com", "phone": "+1 555 \#(1000 + index)"}"#.utf8)
-                .write(to: transaction.appendingPathComponent("fields.json"))
-            try FileManager.default.copyItem(at: selfie, to: transaction.appendingPathComponent("selfie.jpg"))
-        }
+        let batch = try fieldBatch(folder, transactions: (0..<100).map { "kill-\($0)" }, selfie: true)
         let pipeline = folder.appendingPathComponent("pipeline.yaml")
         try Data("policy:\n  documents: {SELFIE: REQUIRED, EMAIL: REQUIRED, PHONE: REQUIRED}\n".utf8).write(to: pipeline)
         let store = folder.appendingPathComponent("store.sqlite").path

@@ -32,16 +32,7 @@ struct WorkerTests {
         let store = try await freshPostgresStore()
         let folder = try temporaryFolder("workers")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let batch = folder.appendingPathComponent("batch")
-        let selfie = CLIRunner.root.appendingPathComponent("Samples/batch/01-complete/selfie.jpg")
-        for index in 0..<250 {
-            let transaction = batch.appendingPathComponent(String(format: "w%03d", index))
-            try FileManager.default.createDirectory(at: transaction, withIntermediateDirectories: true)
-            let url = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=work-\(index)&code=\(index)"
-            try Data(url.utf8).write(to: transaction.appendingPathComponent("qr.txt"))
-            try Data(#"{"email": "w\#(index)@example.com"}"#.utf8).write(to: transaction.appendingPathComponent("fields.json"))
-            try FileManager.default.copyItem(at: selfie, to: transaction.appendingPathComponent("selfie.jpg"))
-        }
+        let batch = try fieldBatch(folder, transactions: (0..<250).map { "work-\($0)" }, phone: false, selfie: true)
         let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: REQUIRED, GOVERNMENT_ID: DISABLED, PHONE: DISABLED}\n")
         let enqueue = try CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline])
         #expect(enqueue.status == 0, "\(enqueue.stderr)")
