@@ -64,9 +64,15 @@ struct Stages: Sendable {
     /// Reads the back's PDF417 and finds the transaction's QR. `scanner` belongs to the calling worker.
     func scan(_ item: WorkItem, with scanner: BarcodeScanner) async -> WorkItem {
         var item = item
+        // When the back may also carry the transaction's QR, one pass looks for both.
+        var backIsCandidate = false
+        if case .qrImage(_, let candidates) = item.job.identity, case .file(let path) = item.job.images[.back] {
+            backIsCandidate = candidates.contains(path)
+        }
         if let bytes = item.bytes[.back], configuration.symbologies.contains(.pdf417) {
+            let wanted: Set<BarcodeFormat> = backIsCandidate ? [.pdf417, .qrCode] : [.pdf417]
             do {
-                item.barcodes[.back] = try scanner.scan(bytes, firstPass: item.firstPass[.back], expecting: .formats([.pdf417]))
+                item.barcodes[.back] = try scanner.scan(bytes, firstPass: item.firstPass[.back], expecting: .formats(wanted))
             } catch {
                 item.failure = DocumentFailure(.documentCaptureError, "back image: \(error.message)")
                 return item
@@ -83,7 +89,11 @@ struct Stages: Sendable {
             if let known = await resolver.claim(group) {
                 answer = known
             } else {
-                answer = findQR(in: candidates, with: scanner)
+                var scanned: [String: [Barcode]] = [:]
+                if backIsCandidate, case .file(let path) = item.job.images[.back], let codes = item.barcodes[.back] {
+                    scanned[path] = codes
+                }
+                answer = findQR(in: candidates, alreadyScanned: scanned, with: scanner)
                 await resolver.fulfill(group, with: answer)
             }
             switch answer {
@@ -95,20 +105,27 @@ struct Stages: Sendable {
         return item
     }
 
-    private func findQR(in candidates: [String], with scanner: BarcodeScanner) -> QRResolver.Answer {
+    /// The first verification QR among `candidates`, in order; `alreadyScanned` holds the codes of images this
+    /// document's own scan has read (looking for the QR too), which are not read again.
+    private func findQR(in candidates: [String], alreadyScanned: [String: [Barcode]],
+                        with scanner: BarcodeScanner) -> QRResolver.Answer {
         var firstError: DocumentFailure?
         for path in candidates {
             let name = URL(fileURLWithPath: path).lastPathComponent
-            guard let bytes = try? ImageFile.read(path) else {
-                firstError = firstError ?? DocumentFailure(.documentCaptureError, "\(name): cannot read the file")
-                continue
-            }
             let codes: [Barcode]
-            do {
-                codes = try scanner.scan(bytes, expecting: .formats([.qrCode]))
-            } catch {
-                firstError = firstError ?? DocumentFailure(.documentCaptureError, "\(name): \(error.message)")
-                continue
+            if let known = alreadyScanned[path] {
+                codes = known
+            } else {
+                guard let bytes = try? ImageFile.read(path) else {
+                    firstError = firstError ?? DocumentFailure(.documentCaptureError, "\(name): cannot read the file")
+                    continue
+                }
+                do {
+                    codes = try scanner.scan(bytes, expecting: .formats([.qrCode]))
+                } catch {
+                    firstError = firstError ?? DocumentFailure(.documentCaptureError, "\(name): \(error.message)")
+                    continue
+                }
             }
             for code in codes where code.format == .qrCode {
                 do {
@@ -161,9 +178,9 @@ struct Stages: Sendable {
         let time = now()
         guard let transactionId = item.transactionId else { return item }
         do throws(StoreError) {
-            // Transactions named by QR text were opened at ingest; a QR read from an image opens its own here.
-            // Anything else must exist already: collect and apply refuse an unknown transaction.
-            if let qr = item.qr, !item.transactionOpened {
+            // Transactions named by QR text were opened at ingest; a QR read from an image opens its own here,
+            // once per run. Anything else must exist already: collect and apply refuse an unknown transaction.
+            if let qr = item.qr, !item.transactionOpened, await !touched.contains(transactionId) {
                 _ = try await store.openTransaction(item.job.newTransaction(qr, configuration: configuration, now: time))
             }
             await touched.add(transactionId)
@@ -277,5 +294,9 @@ actor TouchedTransactions {
 
     func add(_ id: String) {
         if seen.insert(id).inserted { ids.append(id) }
+    }
+
+    func contains(_ id: String) -> Bool {
+        seen.contains(id)
     }
 }
