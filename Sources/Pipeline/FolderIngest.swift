@@ -11,6 +11,8 @@ struct FolderIngest {
     let root: URL
 
     static let imageExtensions: Set<String> = ["jpg", "jpeg", "png"]
+    /// The input group of the images directly in the batch folder: their transactions end with the folder.
+    static let looseImagesGroup = "."
 
     /// Every job of the batch, in a stable order. Only paths are read here, never image bytes.
     func jobs() throws(DocumentFailure) -> [Result<DocumentJob, IngestFailure>] {
@@ -81,7 +83,7 @@ struct FolderIngest {
         var results: [Result<DocumentJob, IngestFailure>] = []
         func job(_ type: DocumentType) -> DocumentJob {
             DocumentJob(sequence: 0, inputId: "\(name)/\(type.rawValue)", source: name, type: type,
-                        identity: identity ?? .known(""), createdAt: createdAt, expiresAt: expiresAt)
+                        identity: identity ?? .known(""), createdAt: createdAt, expiresAt: expiresAt, inputGroup: name)
         }
 
         var government: DocumentJob?
@@ -155,13 +157,14 @@ struct FolderIngest {
             var results: [Result<DocumentJob, IngestFailure>] = []
             if roles[.front] != nil || roles[.back] != nil {
                 var job = DocumentJob(sequence: 0, inputId: "\(group)/GOVERNMENT_ID", source: relative(roles[.front] ?? roles[.back]!),
-                                      type: .governmentId, identity: identity)
+                                      type: .governmentId, identity: identity, inputGroup: Self.looseImagesGroup)
                 if let front = roles[.front] { job.images[.front] = .file(front.path) }
                 if let back = roles[.back] { job.images[.back] = .file(back.path) }
                 results.append(.success(job))
             }
             if let selfie = roles[.selfie] {
-                var job = DocumentJob(sequence: 0, inputId: "\(group)/SELFIE", source: relative(selfie), type: .selfie, identity: identity)
+                var job = DocumentJob(sequence: 0, inputId: "\(group)/SELFIE", source: relative(selfie), type: .selfie,
+                                      identity: identity, inputGroup: Self.looseImagesGroup)
                 job.images[.selfie] = .file(selfie.path)
                 results.append(.success(job))
             }

@@ -105,7 +105,7 @@ public struct PipelineRunner: Sendable {
                 }
             }
             group.addTask {
-                await self.ingest(input, jobs: folderJobs, stop: stop, touched: touched, into: toDecode)
+                await self.ingest(input, jobs: folderJobs, stop: stop, touched: touched, signals: signals, into: toDecode)
                 return nil
             }
             group.addTask {
@@ -147,7 +147,7 @@ public struct PipelineRunner: Sendable {
                     if outcome.alreadySubmitted { summary.alreadySubmitted += 1 }
                     await emit(outcome, RunProgress(done: summary.documents, failed: summary.failed, total: total))
                     if case .queue(let queueInput) = input, let id = item.job.queueItem {
-                        await self.complete(id, outcome: outcome, queue: queueInput.queue, signals: signals)
+                        await self.complete(id, outcome: outcome, queue: queueInput.queue)
                     }
                 }
                 reported.stop()
@@ -160,7 +160,7 @@ public struct PipelineRunner: Sendable {
 
         var result = summary
         if case .folder = input, !stop.isStopped {
-            await skipMissingOptionalDocuments(await touched.ids, signals: signals)
+            await skipMissingOptionalDocuments(await touched.ids, reason: "end of batch", signals: signals)
         }
         let ids = await touched.ids
         result.transactions = ids.count
@@ -174,7 +174,7 @@ public struct PipelineRunner: Sendable {
 
     /// Feeds jobs to the first queue, stopping early when asked to.
     private func ingest(_ input: PipelineInput, jobs: [Result<DocumentJob, IngestFailure>]?, stop: StopSignal,
-                        touched: TouchedTransactions, into queue: BoundedQueue<WorkItem>) async {
+                        touched: TouchedTransactions, signals: SignalsCollector, into queue: BoundedQueue<WorkItem>) async {
         switch input {
         case .folder:
             for job in jobs ?? [] {
@@ -197,6 +197,10 @@ public struct PipelineRunner: Sendable {
                     continue
                 }
                 for item in items {
+                    if item.kind == .groupEnd {
+                        await endGroup(item, queue: input.queue, signals: signals)
+                        continue
+                    }
                     guard var job = QueueInput.decode(item.job) else {
                         let failure = IngestFailure(sequence: Int(item.id), inputId: "queue-\(item.id)", source: "queue:\(item.id)",
                                                     failure: DocumentFailure(.invalidKeyMap, "queue item \(item.id) is not a document job"))
@@ -259,33 +263,60 @@ public struct PipelineRunner: Sendable {
         }
     }
 
-    /// Marks a queue item done; the worker that completes a folder batch's last item ends the batch.
-    private func complete(_ id: Int64, outcome: DocumentOutcome, queue: PostgresWorkQueue, signals: SignalsCollector) async {
+    /// Marks a queue item done (the queue notes when it was the last of its group).
+    private func complete(_ id: Int64, outcome: DocumentOutcome, queue: PostgresWorkQueue) async {
         var result: [String: String] = [:]
         result["documentId"] = outcome.documentId
         result["error"] = outcome.failure?.code
         let text = (try? JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         do {
-            if let batch = try await queue.complete(id, transactionId: outcome.transactionId, result: text), batch.kind == .folder {
-                await skipMissingOptionalDocuments(try await queue.transactions(ofBatch: batch.id), signals: signals)
-            }
+            try await queue.complete(id, transactionId: outcome.transactionId, result: text)
         } catch {
             logger.warning("could not mark a queue item done", metadata: ["queue.item": "\(id)", "error": "\(error)"])
         }
     }
 
-    private func skipMissingOptionalDocuments(_ ids: [String], signals: SignalsCollector) async {
+    /// The end of a transaction folder (or of a batch's loose images) taken from the queue: its transactions'
+    /// missing optional documents become SKIPPED. On failure the item goes back to the queue.
+    private func endGroup(_ item: PostgresWorkQueue.Item, queue: PostgresWorkQueue, signals: SignalsCollector) async {
+        do {
+            let ids = try await queue.transactions(ofGroup: item.group ?? "", batch: item.batch)
+            let reason = item.group == FolderIngest.looseImagesGroup ? "end of batch" : "end of \(item.group ?? "its folder")"
+            guard await skipMissingOptionalDocuments(ids, reason: reason, signals: signals) else {
+                try await queue.release(item.id)
+                return
+            }
+            try await queue.complete(item.id, transactionId: nil, result: "{}")
+        } catch {
+            logger.warning("could not end a group of the queue", metadata: ["queue.item": "\(item.id)", "error": "\(error)"])
+            try? await queue.release(item.id)
+        }
+    }
+
+    /// Returns false when a transaction could not be read or a document not skipped.
+    @discardableResult
+    private func skipMissingOptionalDocuments(_ ids: [String], reason: String, signals: SignalsCollector) async -> Bool {
+        var succeeded = true
         for id in ids {
-            guard let transaction = try? await store.transaction(id: id) else { continue }
+            let transaction: StoredTransaction
+            do {
+                guard let stored = try await store.transaction(id: id) else { continue }
+                transaction = stored
+            } catch {
+                succeeded = false
+                continue
+            }
             for (type, status) in transaction.state.documents where status == .optional {
                 do {
-                    let (updated, _) = try await store.apply(.skip, to: type, of: id, reason: "end of batch", at: now())
+                    let (updated, _) = try await store.apply(.skip, to: type, of: id, reason: reason, at: now())
                     await signals.statusChanged(updated)
                 } catch {
+                    succeeded = false
                     logger.warning("could not skip a missing optional document", metadata: ["transaction.id": "\(id)", "error": "\(error)"])
                 }
             }
         }
+        return succeeded
     }
 
     /// Runs `workers` copies of a stage; `makeWork` is called once per worker, inside its task, so that a

@@ -57,6 +57,9 @@ struct DocumentJob: Sendable, Codable {
     /// The work-queue item it came from, when a worker claimed it.
     var queueItem: Int64?
     var queueBatch: Int64?
+    /// The part of a batch folder whose end is the end of its transactions' input (SPEC §1: missing optional
+    /// documents become SKIPPED): a transaction folder, or "." for the folder's loose images. nil for a stream.
+    var inputGroup: String?
 }
 
 extension DocumentJob {

@@ -70,7 +70,7 @@ public struct Enqueuer: Sendable {
         case .queue:
             throw DocumentFailure(.noDocumentToSubmitError, "enqueue reads a folder or standard input")
         }
-        var jobs: [String] = []
+        var jobs: [PostgresWorkQueue.NewItem] = []
         var refused: [DocumentOutcome] = []
         for result in results {
             switch result {
@@ -81,7 +81,7 @@ public struct Enqueuer: Sendable {
                 if case .qr(let qr) = job.identity {
                     _ = try await store.openTransaction(job.newTransaction(qr, configuration: configuration, now: Date()))
                 }
-                jobs.append(String(decoding: try QueueInput.encoder.encode(job), as: UTF8.self))
+                jobs.append(.init(job: String(decoding: try QueueInput.encoder.encode(job), as: UTF8.self), group: job.inputGroup))
             }
         }
         let batch = try await queue.createBatch(kind)

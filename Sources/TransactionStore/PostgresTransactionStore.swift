@@ -116,6 +116,23 @@ public final class PostgresTransactionStore: TransactionStore {
                 "CREATE INDEX work_items_open ON work_items(state, id) WHERE state <> 'DONE'",
                 "CREATE INDEX work_items_by_batch ON work_items(batch_id)",
             ]),
+            // The end of each transaction folder becomes work of its own, counted down per group, instead of one
+            // worker electing itself at the end of the whole batch.
+            ("v4-work-groups", [
+                "ALTER TABLE work_items ADD COLUMN kind text NOT NULL DEFAULT 'document' CHECK (kind IN ('document', 'group-end'))",
+                "ALTER TABLE work_items ADD COLUMN group_key text",
+                "ALTER TABLE work_items ADD CHECK (kind = 'document' OR group_key IS NOT NULL)",
+                """
+                CREATE TABLE work_groups (
+                    batch_id bigint NOT NULL REFERENCES batches(id),
+                    group_key text NOT NULL,
+                    open_items integer NOT NULL CHECK (open_items >= 0),
+                    PRIMARY KEY (batch_id, group_key)
+                )
+                """,
+                "CREATE INDEX work_items_by_group ON work_items(batch_id, group_key) WHERE group_key IS NOT NULL",
+                "ALTER TABLE batches DROP COLUMN finished_at",
+            ]),
         ]
     }()
 

@@ -6,16 +6,41 @@ import PostgresNIO
 /// of machines claim items with `SELECT ... FOR UPDATE SKIP LOCKED`, hold them with a lease they renew
 /// (the heartbeat), and mark them done; an item whose worker died is claimed again once its lease runs out.
 /// Exactly-once submission does not depend on the queue: a document processed twice is recognised by its id.
+///
+/// Documents may belong to a group (a transaction folder of a batch): each group counts its open documents,
+/// and the completion that brings the count to zero queues the group's end, in the same database transaction,
+/// as an item of its own. Whoever claims that item does the end-of-input work, so it is neither lost with a
+/// worker that dies nor left to one worker for the whole batch.
 public struct PostgresWorkQueue: Sendable {
     public enum BatchKind: String, Sendable {
         case folder, stream
     }
 
+    public enum ItemKind: String, Sendable {
+        /// A document job, as the pipeline serialised it.
+        case document
+        /// Every document of `group` is done.
+        case groupEnd = "group-end"
+    }
+
     public struct Item: Sendable {
         public var id: Int64
         public var batch: Int64
-        /// The document job, as the pipeline serialised it.
+        public var kind: ItemKind
+        public var group: String?
+        /// The document job, for a document; a description, for a group's end.
         public var job: String
+    }
+
+    /// A document to queue, and the group whose end it belongs to (nil: none).
+    public struct NewItem: Sendable {
+        public var job: String
+        public var group: String?
+
+        public init(job: String, group: String?) {
+            self.job = job
+            self.group = group
+        }
     }
 
     let store: PostgresTransactionStore
@@ -38,12 +63,20 @@ public struct PostgresWorkQueue: Sendable {
         }
     }
 
-    /// Adds jobs to a batch, in one database transaction.
-    public func enqueue(_ jobs: [String], batch: Int64) async throws(StoreError) {
+    /// Adds documents to a batch, with their groups' counts, in one database transaction.
+    public func enqueue(_ items: [NewItem], batch: Int64) async throws(StoreError) {
         try await store.transaction { connection in
-            for job in jobs {
-                try await connection.query("INSERT INTO work_items (batch_id, job, state) VALUES (\(batch), \(job), 'QUEUED')",
-                                           logger: logger)
+            var counts: [String: Int] = [:]
+            for item in items {
+                try await connection.query("""
+                    INSERT INTO work_items (batch_id, job, state, kind, group_key) VALUES (\(batch), \(item.job), 'QUEUED', 'document', \(item.group))
+                    """, logger: logger)
+                if let group = item.group { counts[group, default: 0] += 1 }
+            }
+            for (group, count) in counts.sorted(by: { $0.key < $1.key }) {
+                try await connection.query("""
+                    INSERT INTO work_groups (batch_id, group_key, open_items) VALUES (\(batch), \(group), \(count))
+                    """, logger: logger)
             }
         }
     }
@@ -52,16 +85,16 @@ public struct PostgresWorkQueue: Sendable {
     public func claim(owner: String, limit: Int, lease: Duration) async throws(StoreError) -> [Item] {
         try await store.transaction { connection in
             var items: [Item] = []
-            for try await (id, batch, job) in try await connection.query("""
+            for try await (id, batch, kind, group, job) in try await connection.query("""
                 UPDATE work_items SET state = 'CLAIMED', lease_owner = \(owner),
                     lease_expires_at = now() + \(Self.seconds(lease)) * interval '1 second', claims = claims + 1
                 WHERE id IN (
                     SELECT id FROM work_items
                     WHERE state = 'QUEUED' OR (state = 'CLAIMED' AND lease_expires_at < now())
                     ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                RETURNING id, batch_id, job
-                """, logger: logger).decode((Int64, Int64, String).self) {
-                items.append(Item(id: id, batch: batch, job: job))
+                RETURNING id, batch_id, kind, group_key, job
+                """, logger: logger).decode((Int64, Int64, String, String?, String).self) {
+                items.append(Item(id: id, batch: batch, kind: ItemKind(rawValue: kind)!, group: group, job: job))
             }
             return items.sorted { $0.id < $1.id }
         }
@@ -70,44 +103,57 @@ public struct PostgresWorkQueue: Sendable {
     /// Renews the leases of every item `owner` holds.
     public func heartbeat(owner: String, lease: Duration) async throws(StoreError) {
         try await store.transaction { connection in
-            try await connection.query("""
+            _ = try await connection.query("""
                 UPDATE work_items SET lease_expires_at = now() + \(Self.seconds(lease)) * interval '1 second'
                 WHERE state = 'CLAIMED' AND lease_owner = \(owner)
                 """, logger: logger)
         }
     }
 
-    /// Marks an item done. Returns the batch when this was its last open item and the batch was not yet
-    /// marked finished: exactly one caller gets it, to run the end-of-batch work.
-    public func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError) -> (id: Int64, kind: BatchKind)? {
+    /// Marks an item done. The first completion of a group's last open document queues the group's end;
+    /// completing an item that is already done changes nothing.
+    public func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError) {
         try await store.transaction { connection in
-            var batch: Int64?
-            for try await id in try await connection.query("""
+            var done: (batch: Int64, kind: String, group: String?)?
+            for try await row in try await connection.query("""
                 UPDATE work_items SET state = 'DONE', lease_owner = NULL, lease_expires_at = NULL,
                     transaction_id = \(transactionId), result = \(result)
-                WHERE id = \(item) RETURNING batch_id
-                """, logger: logger).decode(Int64.self) {
-                batch = id
+                WHERE id = \(item) AND state <> 'DONE' RETURNING batch_id, kind, group_key
+                """, logger: logger).decode((Int64, String, String?).self) {
+                done = row
             }
-            guard let batch else { return nil }
-            for try await kind in try await connection.query("""
-                UPDATE batches SET finished_at = now()
-                WHERE id = \(batch) AND finished_at IS NULL
-                  AND NOT EXISTS (SELECT 1 FROM work_items WHERE batch_id = \(batch) AND state <> 'DONE')
-                RETURNING kind
-                """, logger: logger).decode(String.self) {
-                return (batch, BatchKind(rawValue: kind)!)
+            guard let done, done.kind == ItemKind.document.rawValue, let group = done.group else { return }
+            // The group's row lock makes concurrent completions of its documents take turns: exactly one sees zero.
+            let open = try await connection.query("""
+                UPDATE work_groups SET open_items = open_items - 1
+                WHERE batch_id = \(done.batch) AND group_key = \(group) RETURNING open_items
+                """, logger: logger).collect().first?.decode(Int.self)
+            if open == 0 {
+                try await connection.query("""
+                    INSERT INTO work_items (batch_id, job, state, kind, group_key)
+                    VALUES (\(done.batch), \("end of " + group), 'QUEUED', 'group-end', \(group))
+                    """, logger: logger)
             }
-            return nil
         }
     }
 
-    /// The transactions a batch's documents belonged to.
-    public func transactions(ofBatch batch: Int64) async throws(StoreError) -> [String] {
+    /// Gives a claimed item back to the queue, for another attempt.
+    public func release(_ item: Int64) async throws(StoreError) {
+        try await store.transaction { connection in
+            _ = try await connection.query("""
+                UPDATE work_items SET state = 'QUEUED', lease_owner = NULL, lease_expires_at = NULL
+                WHERE id = \(item) AND state = 'CLAIMED'
+                """, logger: logger)
+        }
+    }
+
+    /// The transactions the documents of a group belonged to.
+    public func transactions(ofGroup group: String, batch: Int64) async throws(StoreError) -> [String] {
         try await store.withConnection { connection in
             var ids: [String] = []
             for try await id in try await connection.query("""
-                SELECT DISTINCT transaction_id FROM work_items WHERE batch_id = \(batch) AND transaction_id IS NOT NULL ORDER BY 1
+                SELECT DISTINCT transaction_id FROM work_items
+                WHERE batch_id = \(batch) AND group_key = \(group) AND kind = 'document' AND transaction_id IS NOT NULL ORDER BY 1
                 """, logger: logger).decode(String.self) {
                 ids.append(id)
             }

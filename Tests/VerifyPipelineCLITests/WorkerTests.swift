@@ -69,6 +69,41 @@ struct WorkerTests {
         }
     }
 
+    @Test("2 workers: each transaction folder's end skips its missing optional documents, once")
+    func transactionFolderEnds() async throws {
+        let store = try await freshPostgresStore()
+        let folder = try temporaryFolder("group-ends")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let ids = (0..<60).map { "end-\($0)" }
+        let batch = try fieldBatch(folder, transactions: ids, phone: false, selfie: true)
+        for (index, id) in ids.enumerated() where index % 2 == 1 {
+            try FileManager.default.removeItem(at: batch.appendingPathComponent(id).appendingPathComponent("selfie.jpg"))
+        }
+        let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: OPTIONAL, PHONE: OPTIONAL, GOVERNMENT_ID: DISABLED}\n")
+        #expect(try CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
+        let arguments = ["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"]
+        let workers = try (0..<2).map { _ in try InteractiveProcess(arguments) }
+        for worker in workers {
+            #expect(worker.waitForExit(timeout: 120))
+            #expect(worker.process.terminationStatus == 0, "\(worker.stderr)")
+        }
+
+        try await StoreLocation(parsing: store).withStore(create: false) { reader in
+            let transactions = try await reader.transactions(status: nil)
+            #expect(transactions.count == 60)
+            for summary in transactions {
+                let index = Int(summary.id.dropFirst("end-".count))!
+                #expect(summary.status == .completed, "\(summary.id)")
+                #expect(summary.documents == [.email: .processed, .phone: .skipped, .selfie: index % 2 == 0 ? .processed : .skipped],
+                        "\(summary.id)")
+            }
+            let report = try #require(try await reader.report(id: "end-1"))
+            let skips = report.history.filter { $0.to == DocumentStatus.skipped.rawValue }
+            #expect(skips.count == 2 && skips.allSatisfy { $0.reason == "end of end-1" }, "\(skips)")
+            #expect(try await PostgresWorkQueue(reader)?.openItems() == 0)
+        }
+    }
+
     @Test("enqueue and worker need a PostgreSQL store; status works unchanged against PostgreSQL")
     func needsPostgres() async throws {
         let folder = try temporaryFolder("enqueue-sqlite")
