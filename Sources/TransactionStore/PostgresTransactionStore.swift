@@ -168,12 +168,14 @@ public final class PostgresTransactionStore: TransactionStore {
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """, logger: self.logger).collect()
             if !inserted.isEmpty {
-                for (type, status) in state.documents {
-                    try await connection.query("""
-                        INSERT INTO document_statuses (transaction_id, document_type, requirement, status)
-                        VALUES (\(new.id), \(type.rawValue), \(state.policy[type]!.rawValue), \(status.rawValue))
-                        """, logger: self.logger)
-                }
+                let types = state.documents.keys.sorted { $0.rawValue < $1.rawValue }
+                let names = types.map(\.rawValue), requirements = types.map { state.policy[$0]!.rawValue }
+                let statuses = types.map { state.documents[$0]!.rawValue }
+                try await connection.query("""
+                    INSERT INTO document_statuses (transaction_id, document_type, requirement, status)
+                    SELECT \(new.id), s.document_type, s.requirement, s.status
+                    FROM unnest(\(names)::text[], \(requirements)::text[], \(statuses)::text[]) AS s(document_type, requirement, status)
+                    """, logger: self.logger)
             }
             return try await Self.load(connection, new.id, lock: false, logger: self.logger)!
         }
@@ -370,17 +372,24 @@ public final class PostgresTransactionStore: TransactionStore {
         try await connection.query("""
             UPDATE transactions SET submission_status = \(next.submissionStatus.rawValue), updated_at = \(time) WHERE id = \(transaction.id)
             """, logger: logger)
-        var records: [TransitionRecord] = []
-        for transition in transitions {
-            let documentType: String? = if case .document(let type) = transition.subject { type.rawValue } else { nil }
-            for try await sequence in try await connection.query("""
-                INSERT INTO transitions (transaction_id, document_type, from_status, to_status, at, reason)
-                VALUES (\(transaction.id), \(documentType), \(transition.from), \(transition.to), \(time), \(reason)) RETURNING sequence
-                """, logger: logger).decode(Int64.self) {
-                records.append(TransitionRecord(sequence: sequence, transactionId: transaction.id,
-                                                documentType: documentType.flatMap(DocumentType.init(rawValue:)),
-                                                from: transition.from, to: transition.to, at: time, reason: reason))
-            }
+        // One statement for all the history rows, inserted (and numbered) in the model's order; "" stands for
+        // the transaction's own moves, which have no document type.
+        let documentTypes = transitions.map { transition -> String in
+            if case .document(let type) = transition.subject { type.rawValue } else { "" }
+        }
+        var sequences: [Int64] = []
+        for try await sequence in try await connection.query("""
+            INSERT INTO transitions (transaction_id, document_type, from_status, to_status, at, reason)
+            SELECT \(transaction.id), NULLIF(t.document_type, ''), t.from_status, t.to_status, \(time), \(reason)
+            FROM unnest(\(documentTypes)::text[], \(transitions.map(\.from))::text[], \(transitions.map(\.to))::text[])
+                 WITH ORDINALITY AS t(document_type, from_status, to_status, position)
+            ORDER BY t.position RETURNING sequence
+            """, logger: logger).decode(Int64.self) {
+            sequences.append(sequence)
+        }
+        let records = zip(sequences.sorted(), zip(documentTypes, transitions)).map { sequence, entry in
+            TransitionRecord(sequence: sequence, transactionId: transaction.id, documentType: DocumentType(rawValue: entry.0),
+                             from: entry.1.from, to: entry.1.to, at: time, reason: reason)
         }
         var updated = transaction
         updated.state = next
@@ -388,22 +397,37 @@ public final class PostgresTransactionStore: TransactionStore {
         return (updated, records)
     }
 
+    /// The transaction with its document statuses. With `lock`, the row is locked first, by a statement of its
+    /// own: under READ COMMITTED only a statement that starts after the lock is granted sees the statuses the
+    /// previous holder wrote (a subquery in the locking statement would read them as they were before).
     static func load(_ connection: PostgresConnection, _ id: String, lock: Bool, logger: Logger) async throws -> StoredTransaction? {
-        let query: PostgresQuery = lock
-            ? "SELECT id, verification_code, env_id, submission_status, created_at, updated_at, expires_at, signals, behavior, risk_evaluation FROM transactions WHERE id = \(id) FOR UPDATE"
-            : "SELECT id, verification_code, env_id, submission_status, created_at, updated_at, expires_at, signals, behavior, risk_evaluation FROM transactions WHERE id = \(id)"
-        var found: (String, String, String?, String, Date, Date, Date, String?, String?, String?)?
+        if lock {
+            let rows = try await connection.query("SELECT 1 FROM transactions WHERE id = \(id) FOR UPDATE", logger: logger).collect()
+            if rows.isEmpty { return nil }
+        }
+        let query: PostgresQuery = """
+            SELECT t.id, t.verification_code, t.env_id, t.submission_status, t.created_at, t.updated_at, t.expires_at,
+                   t.signals, t.behavior, t.risk_evaluation,
+                   ARRAY(SELECT d.document_type || ' ' || d.requirement || ' ' || d.status
+                         FROM document_statuses d WHERE d.transaction_id = t.id)
+            FROM transactions t WHERE t.id = \(id)
+            """
+        var found: (String, String, String?, String, Date, Date, Date, String?, String?, String?, [String])?
         for try await row in try await connection.query(query, logger: logger)
-            .decode((String, String, String?, String, Date, Date, Date, String?, String?, String?).self) {
+            .decode((String, String, String?, String, Date, Date, Date, String?, String?, String?, [String]).self) {
             found = row
         }
         guard let row = found else { return nil }
         var policy: [DocumentType: DocumentRequirement] = [:], documents: [DocumentType: DocumentStatus] = [:]
-        for try await (type, requirement, status) in try await connection.query(
-            "SELECT document_type, requirement, status FROM document_statuses WHERE transaction_id = \(id)", logger: logger)
-            .decode((String, String, String).self) {
-            policy[DocumentType(rawValue: type)!] = DocumentRequirement(rawValue: requirement)!
-            documents[DocumentType(rawValue: type)!] = DocumentStatus(rawValue: status)!
+        for entry in row.10 {
+            // Vocabulary words hold no spaces (the schema's CHECK constraints).
+            let words = entry.split(separator: " ").map(String.init)
+            guard words.count == 3, let type = DocumentType(rawValue: words[0]),
+                  let requirement = DocumentRequirement(rawValue: words[1]), let status = DocumentStatus(rawValue: words[2]) else {
+                throw StoreError.database("transaction \(id) has an unreadable document status")
+            }
+            policy[type] = requirement
+            documents[type] = status
         }
         let state = TransactionState(policy: policy, documents: documents,
                                      submissionStatus: DocumentSubmissionStatus(rawValue: row.3)!, expiresAt: row.6)
