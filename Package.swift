@@ -87,16 +87,23 @@ let package = Package(
         .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel"]),
         .testTarget(
             name: "TransactionStoreTests",
-            dependencies: ["TransactionStore", "store-burst", .product(name: "PostgresNIO", package: "postgres-nio")]
+            dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport"]
+        ),
+        // Creates a database per test on the PostgreSQL server scripts/test starts.
+        .target(
+            name: "PostgresTestSupport",
+            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Helpers/PostgresTestSupport"
         ),
         // Writes transitions until it is killed: the store's crash test runs it in a child process.
         .executableTarget(name: "store-burst", dependencies: ["TransactionStore"], path: "Tests/Helpers/store-burst"),
+        .testTarget(name: "ProtectTests", dependencies: ["Protect", "TransactionStore", "VerifyModel",
+                                                        .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Protect", "Submission"]),
         .testTarget(
             name: "VerifyPipelineCLITests",
             dependencies: [
-                "verify-pipeline", "TransactionStore", "VerifyModel", "Protect",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "verify-pipeline", "TransactionStore", "VerifyModel", "Protect", "PostgresTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,5 +1,5 @@
 import Foundation
-import PostgresNIO
+import PostgresTestSupport
 import Testing
 
 @testable import TransactionStore
@@ -10,8 +10,6 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
-    static let postgresVariable = "VERIFY_PIPELINE_TEST_POSTGRES"
-
     /// A new, empty store location: a file in a new folder, or a new PostgreSQL database.
     func freshLocation() async throws -> StoreLocation {
         switch self {
@@ -20,18 +18,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             return .sqlite(path: folder.appendingPathComponent("verify-pipeline.sqlite").path)
         case .postgres:
-            guard let admin = ProcessInfo.processInfo.environment[Self.postgresVariable] else {
-                // A failure, not a skip: the README's test command starts the server.
-                throw StoreKindError(message: "\(Self.postgresVariable) is not set: run scripts/test, which starts a PostgreSQL server")
-            }
-            guard case .postgres(let server) = try StoreLocation(parsing: admin) else { throw StoreKindError(message: "not a postgres URL") }
-            let name = "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-            try await server.withClient(logger: .init(label: "test")) { client in
-                try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
-            }
-            var components = URLComponents(string: admin)!
-            components.path = "/\(name)"
-            return try StoreLocation(parsing: components.string!)
+            return try StoreLocation(parsing: try await TestPostgres.freshDatabase(prefix: "test"))
         }
     }
 
@@ -40,9 +27,4 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let location = try await freshLocation()
         try await location.withStore(create: true) { store in try await body(store, location) }
     }
-}
-
-struct StoreKindError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import PostgresNIO
+import PostgresTestSupport
 import Testing
 import VerifyModel
 
@@ -7,22 +7,7 @@ import VerifyModel
 
 /// A new database on the PostgreSQL server scripts/test starts.
 func freshPostgresStore() async throws -> String {
-    guard let admin = ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_POSTGRES"] else {
-        throw CLITestError(message: "VERIFY_PIPELINE_TEST_POSTGRES is not set: run scripts/test, which starts a PostgreSQL server")
-    }
-    guard case .postgres(let server) = try StoreLocation(parsing: admin) else { throw CLITestError(message: "not a postgres URL") }
-    let name = "cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-    try await server.withClient(logger: .init(label: "test")) { client in
-        try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
-    }
-    var components = URLComponents(string: admin)!
-    components.path = "/\(name)"
-    return components.string!
-}
-
-struct CLITestError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+    try await TestPostgres.freshDatabase(prefix: "cli")
 }
 
 @Suite("enqueue and workers on PostgreSQL", .serialized)
