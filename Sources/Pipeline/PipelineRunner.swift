@@ -134,6 +134,7 @@ public struct PipelineRunner: Sendable {
             }
             group.addTask {
                 var summary = RunSummary()
+                var folderEnds = FolderEnds(folderJobs ?? [])
                 while let item = await toReport.receive() {
                     let outcome = item.finalOutcome()
                     summary.documents += 1
@@ -146,6 +147,10 @@ public struct PipelineRunner: Sendable {
                     }
                     if outcome.alreadySubmitted { summary.alreadySubmitted += 1 }
                     await emit(outcome, RunProgress(done: summary.documents, failed: summary.failed, total: total))
+                    if let (folder, ids) = folderEnds.reported(item.job, transactionId: outcome.transactionId) {
+                        await self.skipMissingOptionalDocuments(ids, reason: "end of \(folder)", signals: signals)
+                        await touched.ended(ids)
+                    }
                     if case .queue(let queueInput) = input, let id = item.job.queueItem {
                         await self.complete(id, outcome: outcome, queue: queueInput.queue)
                     }
@@ -160,7 +165,7 @@ public struct PipelineRunner: Sendable {
 
         var result = summary
         if case .folder = input, !stop.isStopped {
-            await skipMissingOptionalDocuments(await touched.ids, reason: "end of batch", signals: signals)
+            await skipMissingOptionalDocuments(await touched.notEnded, reason: "end of batch", signals: signals)
         }
         let ids = await touched.ids
         result.transactions = ids.count
@@ -334,5 +339,32 @@ public struct PipelineRunner: Sendable {
             }
         }
         await output.finish()
+    }
+}
+
+/// The transaction folders of a batch run: when a folder's last document has been reported, its transactions'
+/// input has ended (SPEC §1), so their missing optional documents are skipped then rather than at the end of
+/// the whole batch. The batch folder's loose images end with the batch.
+struct FolderEnds {
+    private var open: [String: Int] = [:]
+    private var transactions: [String: Set<String>] = [:]
+
+    init(_ jobs: [Result<DocumentJob, IngestFailure>]) {
+        for case .success(let job) in jobs {
+            guard let folder = job.inputGroup, folder != FolderIngest.looseImagesGroup else { continue }
+            open[folder, default: 0] += 1
+        }
+    }
+
+    /// Notes a reported document; when it was its folder's last, returns the folder and its transactions.
+    mutating func reported(_ job: DocumentJob, transactionId: String?) -> (folder: String, transactions: [String])? {
+        guard let folder = job.inputGroup, let remaining = open[folder] else { return nil }
+        if let transactionId { transactions[folder, default: []].insert(transactionId) }
+        guard remaining == 1 else {
+            open[folder] = remaining - 1
+            return nil
+        }
+        open[folder] = nil
+        return (folder, (transactions.removeValue(forKey: folder) ?? []).sorted())
     }
 }

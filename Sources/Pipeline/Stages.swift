@@ -287,10 +287,18 @@ actor RiskEvaluations {
     }
 }
 
-/// The transactions a run touched: at the end of a batch their missing optional documents become SKIPPED.
+/// The transactions a run touched: at the end of a batch the missing optional documents of those whose
+/// input has not ended already (with their folder) become SKIPPED.
 actor TouchedTransactions {
     private(set) var ids: [String] = []
     private var seen: Set<String> = []
+    private var endedIds: Set<String> = []
+
+    var notEnded: [String] { ids.filter { !endedIds.contains($0) } }
+
+    func ended(_ ids: [String]) {
+        endedIds.formUnion(ids)
+    }
 
     func add(_ id: String) {
         if seen.insert(id).inserted { ids.append(id) }

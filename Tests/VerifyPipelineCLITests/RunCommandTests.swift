@@ -126,6 +126,38 @@ struct RunCommandTests {
         #expect(try await reader.transactions(status: .completed).count == 100)
     }
 
+    @Test("a transaction folder's missing optional documents are skipped when the folder ends, not at the end of the batch")
+    func folderEndsAsItGoes() async throws {
+        let folder = try temporaryFolder("run-folder-ends")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let ids = (0..<30).map { String(format: "ends-%02d", $0) }
+        let batch = try fieldBatch(folder, transactions: ids, phone: false)
+        // Queues of one: the first folders are done long before the last ones are read.
+        let pipeline = try pipelineFile(folder, """
+            policy:
+              documents: {EMAIL: REQUIRED, PHONE: OPTIONAL, SELFIE: OPTIONAL, GOVERNMENT_ID: DISABLED}
+            stages:
+              decode: {workers: 1, queue: 1}
+              scan: {workers: 1, queue: 1}
+              track: {workers: 1, queue: 1}
+              submit: {workers: 1, queue: 1}
+            """)
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let run = try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline])
+        #expect(run.status == 0, "\(run.stderr)")
+
+        let reader = try SQLiteTransactionStore(path: store, create: false)
+        let first = try #require(try await reader.report(id: "ends-00"))
+        let last = try #require(try await reader.report(id: "ends-29"))
+        #expect(first.transaction.state.submissionStatus == .completed && last.transaction.state.submissionStatus == .completed)
+        let firstSkips = first.history.filter { $0.to == DocumentStatus.skipped.rawValue }
+        #expect(Set(firstSkips.compactMap(\.documentType)) == [.phone, .selfie])
+        #expect(firstSkips.allSatisfy { $0.reason == "end of ends-00" }, "\(firstSkips)")
+        let lastCollected = try #require(last.history.first { $0.to == DocumentStatus.collected.rawValue })
+        #expect(firstSkips.allSatisfy { $0.sequence < lastCollected.sequence },
+                "the first folder ended before the last folder's document was collected")
+    }
+
     @Test("a missing folder or a bad pipeline file is a configuration error: exit 2, one line")
     func configurationErrors() throws {
         let missing = try CLIRunner.run(["run", "no/such/folder"])
