@@ -90,7 +90,16 @@ public struct PipelineRunner: Sendable {
         let scannerConfiguration = stages.scannerConfiguration
 
         let reported = StopSignal()
+        // Folders whose last document has been reported, for their own task: their skips must not hold up reporting.
+        let (endedFolders, folderEnded) = AsyncStream.makeStream(of: (folder: String, transactions: [String]).self)
         let summary = await withTaskGroup(of: RunSummary?.self) { group -> RunSummary in
+            group.addTask {
+                for await (folder, ids) in endedFolders {
+                    await self.skipMissingOptionalDocuments(ids, reason: "end of \(folder)", signals: signals)
+                    await touched.ended(ids)
+                }
+                return nil
+            }
             if case .queue(let queueInput) = input {
                 // Renew the leases until the last claimed document has been reported.
                 group.addTask {
@@ -147,15 +156,15 @@ public struct PipelineRunner: Sendable {
                     }
                     if outcome.alreadySubmitted { summary.alreadySubmitted += 1 }
                     await emit(outcome, RunProgress(done: summary.documents, failed: summary.failed, total: total))
-                    if let (folder, ids) = folderEnds.reported(item.job, transactionId: outcome.transactionId) {
-                        await self.skipMissingOptionalDocuments(ids, reason: "end of \(folder)", signals: signals)
-                        await touched.ended(ids)
+                    if let ended = folderEnds.reported(item.job, transactionId: outcome.transactionId) {
+                        folderEnded.yield(ended)
                     }
                     if case .queue(let queueInput) = input, let id = item.job.queueItem {
                         await self.complete(id, outcome: outcome, queue: queueInput.queue)
                     }
                 }
                 reported.stop()
+                folderEnded.finish()
                 return summary
             }
             var summary = RunSummary()
