@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ImageDecoding
 
 @main
 struct VerifyPipeline: AsyncParsableCommand {
@@ -11,6 +12,7 @@ struct VerifyPipeline: AsyncParsableCommand {
 
     /// SPEC §6: usage and configuration errors exit 2 with a one-line reason (ArgumentParser's default is 64).
     static func main() async {
+        ImageMemory.mapLargeBuffers()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

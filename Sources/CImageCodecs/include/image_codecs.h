@@ -31,3 +31,7 @@ vp_decode_status vp_png_decode_gray(const uint8_t *data, size_t size, uint64_t m
                                     vp_gray_image *out, char *message, size_t message_size);
 
 void vp_gray_image_free(vp_gray_image *image);
+
+/// Serves every allocation of at least `threshold` bytes with a mapping of its own, returned to the system when
+/// freed (glibc's M_MMAP_THRESHOLD, fixed). Returns 1 when applied, 0 where the C library has no such setting.
+int vp_map_large_allocations(size_t threshold);
