@@ -210,11 +210,13 @@ public struct PipelineRunner: Sendable {
                     try? await Task.sleep(for: .milliseconds(200))
                     continue
                 }
-                for item in items {
-                    if item.kind == .groupEnd {
-                        await endGroup(item, queue: input.queue, signals: signals)
-                        continue
+                // Group ends are a few database writes each: run a claim's worth of them side by side.
+                await withTaskGroup(of: Void.self) { group in
+                    for item in items where item.kind == .groupEnd {
+                        group.addTask { await self.endGroup(item, queue: input.queue, signals: signals) }
                     }
+                }
+                for item in items where item.kind == .document {
                     guard var job = QueueInput.decode(item.job) else {
                         let failure = IngestFailure(sequence: Int(item.id), inputId: "queue-\(item.id)", source: "queue:\(item.id)",
                                                     failure: DocumentFailure(.invalidKeyMap, "queue item \(item.id) is not a document job"))
