@@ -178,9 +178,7 @@ public struct PipelineRunner: Sendable {
         }
         let ids = await touched.ids
         result.transactions = ids.count
-        for id in ids where (try? await store.transaction(id: id))?.state.submissionStatus == .completed {
-            result.completed += 1
-        }
+        result.completed = (try? await store.count(of: ids, status: .completed)) ?? 0
         result.elapsed = Date().timeIntervalSince(started)
         logger.info("run finished", metadata: ["documents": "\(result.documents)", "failed": "\(result.failed)"])
         return result

@@ -290,6 +290,14 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
+    public func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
+        try await withConnection { connection in
+            try await connection.query("""
+                SELECT count(*) FROM transactions WHERE id = ANY(\(ids)) AND submission_status = \(status.rawValue)
+                """, logger: self.logger).collect().first?.decode(Int.self) ?? 0
+        }
+    }
+
     public func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
         try await withConnection { connection in
             var rows: [(String, String, Date, Date)] = []

@@ -316,6 +316,17 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
+    public func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
+        try await read { db in
+            // In slices: SQLite limits the number of bound values in one statement.
+            try stride(from: 0, to: ids.count, by: 500).reduce(0) { total, start in
+                let slice = Array(ids[start..<min(start + 500, ids.count)])
+                return try total + TransactionRow
+                    .filter(slice.contains(Column("id")) && Column("submissionStatus") == status.rawValue).fetchCount(db)
+            }
+        }
+    }
+
     /// Runs `PRAGMA integrity_check`; "ok" when the file is sound.
     public func integrityCheck() async throws(StoreError) -> String {
         try await read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }

@@ -184,4 +184,6 @@ public protocol TransactionStore: Sendable {
     func transaction(id: String) async throws(StoreError) -> StoredTransaction?
     func report(id: String) async throws(StoreError) -> TransactionReport?
     func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary]
+    /// How many of `ids` are at `status`, in one read however many there are (a run's closing summary).
+    func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int
 }

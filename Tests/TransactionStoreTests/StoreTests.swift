@@ -177,6 +177,17 @@ struct StoreTests {
             #expect(try await store.transactions(status: nil).map(\.id) == ["t2", "t1"])
             #expect(try await store.transactions(status: .process).map(\.id) == ["t2"])
             #expect(try await store.transactions(status: .notStarted).first?.documents == [.governmentId: .required, .selfie: .optional])
+            #expect(try await store.count(of: ["t1", "t2", "unknown"], status: .process) == 1)
+            #expect(try await store.count(of: ["t1", "t2"], status: .notStarted) == 1)
+            #expect(try await store.count(of: [], status: .process) == 0)
+        }
+    }
+
+    @Test("counting by status reads any number of ids", arguments: StoreKind.allCases)
+    func countingManyIds(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in
+            for index in 0..<1_200 where index % 3 == 0 { _ = try await store.openTransaction(newTransaction("t\(index)")) }
+            #expect(try await store.count(of: (0..<1_200).map { "t\($0)" }, status: .notStarted) == 400)
         }
     }
 
