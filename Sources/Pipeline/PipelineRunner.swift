@@ -293,9 +293,10 @@ public struct PipelineRunner: Sendable {
     /// The end of a transaction folder (or of a batch's loose images) taken from the queue: its transactions'
     /// missing optional documents become SKIPPED. On failure the item goes back to the queue.
     private func endGroup(_ item: PostgresWorkQueue.Item, queue: PostgresWorkQueue, signals: SignalsCollector) async {
+        let group = item.group ?? "" // never nil for a group end (the schema's CHECK)
         do {
-            let ids = try await queue.transactions(ofGroup: item.group ?? "", batch: item.batch)
-            let reason = item.group == FolderIngest.looseImagesGroup ? "end of batch" : "end of \(item.group ?? "its folder")"
+            let ids = try await queue.transactions(ofGroup: group, batch: item.batch)
+            let reason = group == FolderIngest.looseImagesGroup ? "end of batch" : "end of \(group)"
             guard await skipMissingOptionalDocuments(ids, reason: reason, signals: signals) else {
                 try await queue.release(item.id)
                 return

@@ -65,12 +65,13 @@ struct Stages: Sendable {
     func scan(_ item: WorkItem, with scanner: BarcodeScanner) async -> WorkItem {
         var item = item
         // When the back may also carry the transaction's QR, one pass looks for both.
-        var backIsCandidate = false
-        if case .qrImage(_, let candidates) = item.job.identity, case .file(let path) = item.job.images[.back] {
-            backIsCandidate = candidates.contains(path)
+        var candidateBack: String?
+        if case .qrImage(_, let candidates) = item.job.identity, case .file(let path) = item.job.images[.back],
+           candidates.contains(path) {
+            candidateBack = path
         }
         if let bytes = item.bytes[.back], configuration.symbologies.contains(.pdf417) {
-            let wanted: Set<BarcodeFormat> = backIsCandidate ? [.pdf417, .qrCode] : [.pdf417]
+            let wanted: Set<BarcodeFormat> = candidateBack != nil ? [.pdf417, .qrCode] : [.pdf417]
             do {
                 item.barcodes[.back] = try scanner.scan(bytes, firstPass: item.firstPass[.back], expecting: .formats(wanted))
             } catch {
@@ -90,9 +91,7 @@ struct Stages: Sendable {
                 answer = known
             } else {
                 var scanned: [String: [Barcode]] = [:]
-                if backIsCandidate, case .file(let path) = item.job.images[.back], let codes = item.barcodes[.back] {
-                    scanned[path] = codes
-                }
+                if let path = candidateBack, let codes = item.barcodes[.back] { scanned[path] = codes }
                 answer = findQR(in: candidates, alreadyScanned: scanned, with: scanner)
                 await resolver.fulfill(group, with: answer)
             }
