@@ -20,7 +20,7 @@ public enum ImageFormat: String, Sendable {
 }
 
 /// Why an image could not be decoded. Every case is a `documentCaptureError` (SPEC §3).
-public struct ImageDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct ImageDecodingError: CodedError, Equatable, CustomStringConvertible {
     public enum Reason: String, Sendable {
         case empty, unknownFormat, corrupt, tooLarge, outOfMemory
     }
@@ -28,10 +28,8 @@ public struct ImageDecodingError: Error, Equatable, Sendable, CustomStringConver
     public var reason: Reason
     public var message: String
 
-    public var code: DocumentSubmissionErrorCode { .documentCaptureError }
+    public var failureCode: FailureCode { .document(.documentCaptureError) }
     public var description: String { message }
-
-    public var documentError: DocumentSubmissionError { DocumentSubmissionError(code, message) }
 }
 
 /// Decodes JPEG and PNG bytes straight to 8-bit grayscale through libjpeg and libpng.

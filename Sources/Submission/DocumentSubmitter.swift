@@ -1,22 +1,28 @@
 import Foundation
-import TransactionStore
 import VerifyModel
 
-/// What is submitted for one document (SPEC §7's request body, plus what authenticates it).
+/// What is submitted for one document (SPEC §7's request body, plus what authenticates it), built from the
+/// data model alone: the submitter knows nothing of the store.
 public struct SubmissionRequest: Sendable {
     public var documentId: String
-    public var transaction: StoredTransaction
+    public var transactionId: String
+    /// The transaction's verification code: the Basic credentials when no bearer token is configured.
+    public var verificationCode: String
     public var documentType: DocumentType
     public var document: DocumentFields
+    /// The transaction's statuses as they stand when the document is sent.
+    public var state: TransactionState
     /// The transaction's Protect payload, sent unchanged with each of its documents.
     public var signals: String?
 
-    public init(documentId: String, transaction: StoredTransaction, documentType: DocumentType, document: DocumentFields,
-                signals: String?) {
+    public init(documentId: String, transactionId: String, verificationCode: String, documentType: DocumentType,
+                document: DocumentFields, state: TransactionState, signals: String?) {
         self.documentId = documentId
-        self.transaction = transaction
+        self.transactionId = transactionId
+        self.verificationCode = verificationCode
         self.documentType = documentType
         self.document = document
+        self.state = state
         self.signals = signals
     }
 }
@@ -37,12 +43,24 @@ public enum SubmissionResult: Sendable, Equatable {
 
 /// Sends documents somewhere. The pipeline records the result in the store.
 public protocol DocumentSubmitter: Sendable {
-    func submit(_ request: SubmissionRequest) async -> SubmissionResult
+    /// Throws only when the calling task is cancelled before the submission ended: its outcome is then unknown
+    /// and must not be recorded (a later run sends it again under the same idempotency key).
+    func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult
 }
 
 /// The embedded default: the store's record of the submission is the submission.
 public struct LocalSubmitter: DocumentSubmitter {
     public init() {}
 
-    public func submit(_ request: SubmissionRequest) async -> SubmissionResult { .accepted(attempts: 1) }
+    public func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult {
+        try Task.checkCancellation(as: CancellationError.self)
+        return .accepted(attempts: 1)
+    }
+}
+
+extension Task where Success == Never, Failure == Never {
+    /// `checkCancellation()` with a typed error.
+    static func checkCancellation(as _: CancellationError.Type) throws(CancellationError) {
+        if Task.isCancelled { throw CancellationError() }
+    }
 }

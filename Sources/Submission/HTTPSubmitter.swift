@@ -56,10 +56,9 @@ public struct HTTPSubmitter: DocumentSubmitter {
         case reject(String)
     }
 
-    public func submit(_ request: SubmissionRequest) async -> SubmissionResult {
-        let transaction = request.transaction
+    public func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult {
         let url = configuration.endpoint.appendingPathComponent("transactions")
-            .appendingPathComponent(transaction.id).appendingPathComponent("documents")
+            .appendingPathComponent(request.transactionId).appendingPathComponent("documents")
         var http = HTTPClientRequest(url: url.absoluteString)
         http.method = .POST
         http.headers.add(name: "Content-Type", value: "application/json")
@@ -67,13 +66,14 @@ public struct HTTPSubmitter: DocumentSubmitter {
         if let token = configuration.bearerToken {
             http.headers.add(name: "Authorization", value: "Bearer \(token)")
         } else {
-            let credentials = Data("\(transaction.id):\(transaction.verificationCode)".utf8).base64EncodedString()
+            let credentials = Data("\(request.transactionId):\(request.verificationCode)".utf8).base64EncodedString()
             http.headers.add(name: "Authorization", value: "Basic \(credentials)")
         }
         let body = Body(documentId: request.documentId, documentType: request.documentType, document: request.document,
-                        documentStatus: Dictionary(uniqueKeysWithValues: transaction.state.documents.map { ($0.key.rawValue, $0.value) }),
-                        documentSubmissionStatus: transaction.state.submissionStatus,
+                        documentStatus: Dictionary(uniqueKeysWithValues: request.state.documents.map { ($0.key.rawValue, $0.value) }),
+                        documentSubmissionStatus: request.state.submissionStatus,
                         signals: request.signals.map { Body.Signals(data: $0) })
+        // Encoding a struct of strings and enums cannot fail; were it to, the document fails rather than the run.
         guard let encoded = try? JSONEncoder().encode(body) else {
             return .failed(DocumentSubmissionError(.invalidKeyMap, "the document could not be encoded"), attempts: 0)
         }
@@ -81,7 +81,7 @@ public struct HTTPSubmitter: DocumentSubmitter {
 
         var reason = ""
         for attempt in 1...configuration.maxAttempts {
-            switch await send(http) {
+            switch try await send(http) {
             case .accepted:
                 return .accepted(attempts: attempt)
             case .reject(let why):
@@ -91,14 +91,22 @@ public struct HTTPSubmitter: DocumentSubmitter {
                 logger.debug("submission attempt failed", metadata: [
                     "document.id": "\(request.documentId)", "attempt": "\(attempt)", "reason": "\(why)",
                 ])
-                if attempt < configuration.maxAttempts { try? await Task.sleep(for: backoff(attempt)) }
+                if attempt < configuration.maxAttempts {
+                    do {
+                        try await Task.sleep(for: backoff(attempt))
+                    } catch {
+                        throw CancellationError()
+                    }
+                }
             }
         }
         return .failed(DocumentSubmissionError(.submissionError, "gave up after \(configuration.maxAttempts) attempts: \(reason)"),
                        attempts: configuration.maxAttempts)
     }
 
-    private func send(_ request: HTTPClientRequest) async -> Outcome {
+    /// One attempt. A failure of a cancelled task is the cancellation, not an answer to retry.
+    private func send(_ request: HTTPClientRequest) async throws(CancellationError) -> Outcome {
+        try Task.checkCancellation(as: CancellationError.self)
         do {
             let response = try await client.execute(request, timeout: configuration.timeout, logger: logger)
             // Read the body to the end: a connection dropped mid-response is a failure, not an answer.
@@ -110,8 +118,10 @@ public struct HTTPSubmitter: DocumentSubmitter {
             default: return .reject("the submission endpoint answered HTTP \(code)")
             }
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            try Task.checkCancellation(as: CancellationError.self)
             return .retry("timed out")
         } catch {
+            try Task.checkCancellation(as: CancellationError.self)
             return .retry("connection failed (\(type(of: error)))")
         }
     }
@@ -125,43 +135,3 @@ public struct HTTPSubmitter: DocumentSubmitter {
     }
 }
 
-/// Posts one risk evaluation per transaction to `{customHost}/v1/environments/{envId}/riskEvaluations`,
-/// the PingOne shape with `event.sdk.signals.data`, and returns the answer (JSON) to store with it.
-public struct RiskEvaluator: Sendable {
-    let client: HTTPClient
-    let host: URL
-    let envId: String
-    let timeout: TimeAmount
-
-    public init(client: HTTPClient, host: URL, envId: String, timeoutSeconds: Double) {
-        self.client = client
-        self.host = host
-        self.envId = envId
-        timeout = .milliseconds(Int64(timeoutSeconds * 1000))
-    }
-
-    public func evaluate(transactionId: String, signals: String) async -> String {
-        let url = host.appendingPathComponent("v1/environments").appendingPathComponent(envId).appendingPathComponent("riskEvaluations")
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        let body: [String: Any] = ["event": [
-            "targetResource": ["name": "verify-pipeline"],
-            "user": ["id": transactionId, "type": "EXTERNAL"],
-            "sdk": ["signals": ["data": signals]],
-        ]]
-        request.body = .bytes(ByteBuffer(bytes: Array((try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data())))
-        do {
-            let response = try await client.execute(request, timeout: timeout)
-            let answer = try await response.body.collect(upTo: 1 << 20)
-            let text = String(buffer: answer)
-            guard (200..<300).contains(Int(response.status.code)),
-                  (try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil else {
-                return #"{"error":"HTTP \#(response.status.code)"}"#
-            }
-            return text
-        } catch {
-            return #"{"error":"\#(type(of: error))"}"#
-        }
-    }
-}

@@ -11,49 +11,13 @@ import PostgresNIO
 /// and the completion that brings the count to zero queues the group's end, in the same database transaction,
 /// as an item of its own. Whoever claims that item does the end-of-input work, so it is neither lost with a
 /// worker that dies nor left to one worker for the whole batch.
-public struct PostgresWorkQueue: Sendable {
-    public enum BatchKind: String, Sendable {
-        case folder, stream
-    }
-
-    public enum ItemKind: String, Sendable {
-        /// A document job, as the pipeline serialised it.
-        case document
-        /// Every document of `group` is done.
-        case groupEnd = "group-end"
-    }
-
-    public struct Item: Sendable {
-        public var id: Int64
-        public var batch: Int64
-        public var kind: ItemKind
-        public var group: String?
-        /// The document job, for a document; a description, for a group's end.
-        public var job: String
-    }
-
-    /// A document to queue, and the group whose end it belongs to (nil: none).
-    public struct NewItem: Sendable {
-        public var job: String
-        public var group: String?
-
-        public init(job: String, group: String?) {
-            self.job = job
-            self.group = group
-        }
-    }
-
+struct PostgresWorkQueue: WorkQueue {
     let store: PostgresTransactionStore
 
-    /// The queue of a PostgreSQL store; nil for any other kind of store.
-    public init?(_ store: any TransactionStore) {
-        guard let store = store as? PostgresTransactionStore else { return nil }
-        self.store = store
-    }
 
     var logger: Logger { store.logger }
 
-    public func createBatch(_ kind: BatchKind) async throws(StoreError) -> Int64 {
+    func createBatch(_ kind: WorkBatchKind) async throws(StoreError) -> Int64 {
         try await store.transaction { connection in
             for try await id in try await connection.query(
                 "INSERT INTO batches (kind, created_at) VALUES (\(kind.rawValue), \(Date())) RETURNING id", logger: logger).decode(Int64.self) {
@@ -64,7 +28,7 @@ public struct PostgresWorkQueue: Sendable {
     }
 
     /// Adds documents to a batch, with their groups' counts, in one database transaction.
-    public func enqueue(_ items: [NewItem], batch: Int64) async throws(StoreError) {
+    func enqueue(_ items: [NewWorkItem], batch: Int64) async throws(StoreError) {
         try await store.transaction { connection in
             var counts: [String: Int] = [:]
             for item in items {
@@ -82,9 +46,9 @@ public struct PostgresWorkQueue: Sendable {
     }
 
     /// Claims up to `limit` items that are queued, or whose lease has run out.
-    public func claim(owner: String, limit: Int, lease: Duration) async throws(StoreError) -> [Item] {
+    func claim(owner: String, limit: Int, lease: Duration) async throws(StoreError) -> [WorkItem] {
         try await store.transaction { connection in
-            var items: [Item] = []
+            var items: [WorkItem] = []
             for try await (id, batch, kind, group, job) in try await connection.query("""
                 UPDATE work_items SET state = 'CLAIMED', lease_owner = \(owner),
                     lease_expires_at = now() + \(Self.seconds(lease)) * interval '1 second', claims = claims + 1
@@ -94,14 +58,15 @@ public struct PostgresWorkQueue: Sendable {
                     ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
                 RETURNING id, batch_id, kind, group_key, job
                 """, logger: logger).decode((Int64, Int64, String, String?, String).self) {
-                items.append(Item(id: id, batch: batch, kind: ItemKind(rawValue: kind)!, group: group, job: job))
+                guard let kind = WorkItemKind(rawValue: kind) else { throw StoreError.database("work item \(id) has an unknown kind") }
+                items.append(WorkItem(id: id, batch: batch, kind: kind, group: group, job: job))
             }
             return items.sorted { $0.id < $1.id }
         }
     }
 
     /// Renews the leases of every item `owner` holds.
-    public func heartbeat(owner: String, lease: Duration) async throws(StoreError) {
+    func heartbeat(owner: String, lease: Duration) async throws(StoreError) {
         try await store.transaction { connection in
             _ = try await connection.query("""
                 UPDATE work_items SET lease_expires_at = now() + \(Self.seconds(lease)) * interval '1 second'
@@ -112,7 +77,7 @@ public struct PostgresWorkQueue: Sendable {
 
     /// Marks an item done. The first completion of a group's last open document queues the group's end;
     /// completing an item that is already done changes nothing.
-    public func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError) {
+    func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError) {
         try await store.transaction { connection in
             var done: (batch: Int64, kind: String, group: String?)?
             for try await row in try await connection.query("""
@@ -122,7 +87,7 @@ public struct PostgresWorkQueue: Sendable {
                 """, logger: logger).decode((Int64, String, String?).self) {
                 done = row
             }
-            guard let done, done.kind == ItemKind.document.rawValue, let group = done.group else { return }
+            guard let done, done.kind == WorkItemKind.document.rawValue, let group = done.group else { return }
             // The group's row lock makes concurrent completions of its documents take turns: exactly one sees zero.
             let open = try await connection.query("""
                 UPDATE work_groups SET open_items = open_items - 1
@@ -138,7 +103,7 @@ public struct PostgresWorkQueue: Sendable {
     }
 
     /// Gives a claimed item back to the queue, for another attempt.
-    public func release(_ item: Int64) async throws(StoreError) {
+    func release(_ item: Int64) async throws(StoreError) {
         try await store.transaction { connection in
             _ = try await connection.query("""
                 UPDATE work_items SET state = 'QUEUED', lease_owner = NULL, lease_expires_at = NULL
@@ -148,7 +113,7 @@ public struct PostgresWorkQueue: Sendable {
     }
 
     /// The transactions the documents of a group belonged to.
-    public func transactions(ofGroup group: String, batch: Int64) async throws(StoreError) -> [String] {
+    func transactions(ofGroup group: String, batch: Int64) async throws(StoreError) -> [String] {
         try await store.withConnection { connection in
             var ids: [String] = []
             for try await id in try await connection.query("""
@@ -162,7 +127,7 @@ public struct PostgresWorkQueue: Sendable {
     }
 
     /// Items not yet done, in any batch.
-    public func openItems() async throws(StoreError) -> Int {
+    func openItems() async throws(StoreError) -> Int {
         try await store.withConnection { connection in
             try await connection.query("SELECT count(*) FROM work_items WHERE state <> 'DONE'", logger: logger)
                 .collect().first?.decode(Int.self) ?? 0

@@ -47,6 +47,17 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Opens the store and its shared work queue for the duration of `body`; only PostgreSQL has one.
+    public func withWorkQueue<T: Sendable>(create: Bool, logger: Logger = Logger(label: "verify-pipeline.store"),
+                                           _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T) async throws -> T {
+        guard case .postgres(let location) = self else {
+            throw StoreError.cannotOpen("the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)")
+        }
+        return try await location.withPostgresStore(create: create, logger: logger) { store in
+            try await body(store, PostgresWorkQueue(store: store))
+        }
+    }
+
     public var description: String {
         switch self {
         case .sqlite(let path): "sqlite:\(path)"
@@ -81,6 +92,11 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
 
     func withStore<T: Sendable>(create: Bool, logger: Logger,
                                 _ body: @escaping @Sendable (any TransactionStore) async throws -> T) async throws -> T {
+        try await withPostgresStore(create: create, logger: logger, body)
+    }
+
+    func withPostgresStore<T: Sendable>(create: Bool, logger: Logger,
+                                        _ body: @escaping @Sendable (PostgresTransactionStore) async throws -> T) async throws -> T {
         try await withClient(logger: logger) { client in
             let store = PostgresTransactionStore(client: client, location: description, logger: logger)
             do {

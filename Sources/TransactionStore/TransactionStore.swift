@@ -125,7 +125,7 @@ public enum CollectOutcome: Sendable, Equatable {
     case alreadyRecorded(StoredTransaction)
 }
 
-public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum StoreError: CodedError, Equatable, CustomStringConvertible {
     /// The model refused the move; nothing was written.
     case transition(TransitionError)
     case unknownTransaction(String)
@@ -148,13 +148,15 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The spec's code when the failure belongs to one document.
-    public var documentError: DocumentSubmissionError {
+    public var failureCode: FailureCode {
         switch self {
-        case .transition(let error): error.documentError
-        case .unknownTransaction: DocumentSubmissionError(.initiateDocumentTransactionError, description)
-        default: DocumentSubmissionError(.submissionError, description)
+        case .transition(let error): error.failureCode
+        case .unknownTransaction: .document(.initiateDocumentTransactionError)
+        default: .document(.submissionError)
         }
     }
+
+    public var message: String { description }
 }
 
 /// Where transactions, documents, their status history and submissions live, durable across crashes.

@@ -1,12 +1,11 @@
 import Foundation
 
 /// Why a barcode payload was refused as AAMVA data: a `documentCaptureError`.
-public struct AAMVAError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct AAMVAError: CodedError, Equatable, CustomStringConvertible {
     public var message: String
 
-    public var code: DocumentSubmissionErrorCode { .documentCaptureError }
+    public var failureCode: FailureCode { .document(.documentCaptureError) }
     public var description: String { message }
-    public var documentError: DocumentSubmissionError { DocumentSubmissionError(code, message) }
 }
 
 /// The AAMVA DL/ID card data of a North-American licence's PDF417: header, subfile directory and elements.

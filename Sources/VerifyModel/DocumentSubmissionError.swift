@@ -25,3 +25,51 @@ public struct DocumentSubmissionError: Error, Equatable, Sendable, CustomStringC
 
     public var description: String { "\(code.rawValue): \(message)" }
 }
+
+/// The code of any per-document failure: one of the SDK's `DocumentSubmissionError` or `QRError` codes.
+/// Encodes as its wire spelling.
+public enum FailureCode: Sendable, Hashable, Codable, CustomStringConvertible {
+    case document(DocumentSubmissionErrorCode)
+    case qr(QRError)
+
+    public var rawValue: String {
+        switch self {
+        case .document(let code): code.rawValue
+        case .qr(let code): code.rawValue
+        }
+    }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        if let code = DocumentSubmissionErrorCode(rawValue: text) {
+            self = .document(code)
+        } else if let code = QRError(rawValue: text) {
+            self = .qr(code)
+        } else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown failure code"))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// An error that belongs to one document: a spec code, and a message a user can act on that never holds a
+/// document value, a verification code or a token.
+public protocol CodedError: Error, Sendable {
+    var failureCode: FailureCode { get }
+    var message: String { get }
+}
+
+extension DocumentSubmissionError: CodedError {
+    public var failureCode: FailureCode { .document(code) }
+}
+
+extension QRError: CodedError {
+    public var failureCode: FailureCode { .qr(self) }
+    public var message: String { description }
+}

@@ -1,14 +1,13 @@
 import Foundation
 
 /// Why an MRZ was refused: always a `documentCaptureError`, naming the field at fault.
-public struct MRZError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct MRZError: CodedError, Equatable, CustomStringConvertible {
     /// The field at fault, by its document key name (`documentNumber`, `dateOfBirth`...), `composite`, or `layout`.
     public var field: String
     public var message: String
 
-    public var code: DocumentSubmissionErrorCode { .documentCaptureError }
+    public var failureCode: FailureCode { .document(.documentCaptureError) }
     public var description: String { message }
-    public var documentError: DocumentSubmissionError { DocumentSubmissionError(code, message) }
 }
 
 /// A machine-readable zone (ICAO 9303 TD1, TD2 or TD3) with every check digit verified.

@@ -39,18 +39,20 @@ public struct StatusTransition: Sendable, Equatable, Codable {
 }
 
 /// Why a move was refused. Nothing is applied when one is thrown.
-public enum TransitionError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum TransitionError: CodedError, Equatable, CustomStringConvertible {
     case illegalMove(DocumentType, DocumentStatus, DocumentEvent)
     case documentTypeNotInPolicy(DocumentType)
     case expired(expiresAt: Date)
 
-    public var code: DocumentSubmissionErrorCode {
+    public var failureCode: FailureCode {
         switch self {
-        case .illegalMove: .submissionError
-        case .documentTypeNotInPolicy: .missingDocumentType
-        case .expired: .documentSubmissionTimeoutError
+        case .illegalMove: .document(.submissionError)
+        case .documentTypeNotInPolicy: .document(.missingDocumentType)
+        case .expired: .document(.documentSubmissionTimeoutError)
         }
     }
+
+    public var message: String { description }
 
     public var description: String {
         switch self {
@@ -63,7 +65,6 @@ public enum TransitionError: Error, Equatable, Sendable, CustomStringConvertible
         }
     }
 
-    public var documentError: DocumentSubmissionError { DocumentSubmissionError(code, description) }
 }
 
 /// A transaction's statuses. `applying(_:to:at:)` is the only place where they change (SPEC §1).

@@ -60,7 +60,7 @@ struct ResultLine: Encodable {
             try container.encodeIfPresent(outcome.documentType?.rawValue, forKey: .documentType)
         }
         if let failure = outcome.failure {
-            try container.encode(Failure(code: failure.code, message: failure.message), forKey: .error)
+            try container.encode(Failure(code: failure.code.rawValue, message: failure.message), forKey: .error)
         }
         if outcome.alreadySubmitted { try container.encode(true, forKey: .alreadySubmitted) }
         if outcome.skipped { try container.encode(true, forKey: .skipped) }

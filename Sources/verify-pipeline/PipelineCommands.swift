@@ -3,10 +3,12 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import Pipeline
+import Protect
 import ServiceLifecycle
 import Submission
 import Synchronization
 import TransactionStore
+import UnixSignals
 import VerifyModel
 
 /// Options shared by `run` and `stream`.
@@ -20,13 +22,19 @@ struct PipelineOptions: ParsableArguments {
     var omitImages = false
 
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical. Logs never hold document data.", valueName: "level"))
-    var logLevel: String = "warning"
+    var logLevel: Logger.Level = .warning
+
+    @Option(help: ArgumentHelp("Seconds the documents in flight get to finish after SIGINT or SIGTERM; a second signal ends the run at once.",
+                               valueName: "seconds"))
+    var shutdownGrace: Double = 10
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("unknown log level '\(logLevel)'")
+        guard shutdownGrace >= 0, shutdownGrace <= 3600 else {
+            throw ValidationError("--shutdown-grace must be from 0 to 3600 seconds")
         }
     }
+
+    var shutdownGraceDuration: Duration { .milliseconds(Int64(shutdownGrace * 1000)) }
 
     /// Reads the pipeline file; a problem is a configuration error (exit 2).
     func configuration() throws -> PipelineConfiguration {
@@ -66,9 +74,10 @@ struct PipelineOptions: ParsableArguments {
         return RiskEvaluator(client: client, host: host, envId: envId, timeoutSeconds: configuration.submitter.timeoutSeconds)
     }
 
+    /// The command's logger at the chosen level (the logging system itself is set up once, in `main`).
     func makeLogger() -> Logger {
-        var logger = Logger(label: "verify-pipeline") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+        var logger = Logger(label: "verify-pipeline")
+        logger.logLevel = logLevel
         return logger
     }
 
@@ -79,28 +88,38 @@ struct PipelineOptions: ParsableArguments {
         let client = HTTPClient.shared
         let submitter = try submitter(configuration, client: client, logger: logger)
         let riskEvaluator = riskEvaluator(configuration, client: client)
-        let omitImages = omitImages
+        let omitImages = omitImages, shutdownGrace = self.shutdownGraceDuration
         let run: @Sendable (any TransactionStore) async throws -> RunSummary = { store in
             let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
                                         omitImages: omitImages, riskEvaluator: riskEvaluator)
-            return try await PipelineOptions.serve(runner, input: input, output: output, showProgress: showProgress, logger: logger)
+            return try await PipelineOptions.serve(runner, input: input, output: output, showProgress: showProgress,
+                                                   shutdownGrace: shutdownGrace, logger: logger)
         }
         return try await store.withStore(create: true, logger: logger, run)
     }
 
-    /// Runs the pipeline as a service: SIGINT and SIGTERM stop the intake, documents in flight finish, the
-    /// store and the output are flushed, and the summary is still printed.
+    /// Runs the pipeline as a service: SIGINT or SIGTERM stops the intake and gives the documents in flight
+    /// `--shutdown-grace` seconds to finish; then, or at a second signal, the run is cancelled: whatever was not
+    /// finished is left unrecorded for a later run. The output is flushed and the summary printed either way.
     static func serve(_ runner: PipelineRunner, input: PipelineInput, output: OutputWriter, showProgress: Bool,
-                      logger: Logger) async throws -> RunSummary {
+                      shutdownGrace: Duration, logger: Logger) async throws -> RunSummary {
         let progress = showProgress ? ProgressBar() : nil
         let service = PipelineService(runner: runner, input: input) { outcome, state in
             await output.write(outcome)
             progress?.update(state)
         }
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: SecondSignal(), failureTerminationBehavior: .cancelGroup),
+                .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = shutdownGrace
+        do {
+            try await ServiceGroup(configuration: configuration).run()
+        } catch {
+            logger.notice("the run was cut short", metadata: ["reason": "\(error)"])
+        }
         progress?.finish()
         await output.close()
         guard let summary = service.summary else {
@@ -108,6 +127,26 @@ struct PipelineOptions: ParsableArguments {
             throw ExitCode(2)
         }
         return summary
+    }
+}
+
+/// Exits at once, as safely as a graceful shutdown, when SIGINT or SIGTERM arrives a second time: the first
+/// starts the graceful shutdown (the service group's own signals); this one throws at the second, and the
+/// group then cancels the pipeline.
+struct SecondSignal: Service {
+    struct Received: Error, CustomStringConvertible {
+        var description: String { "a second signal" }
+    }
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        try await cancelWhenGracefulShutdown {
+            var count = 0
+            for await _ in signals {
+                count += 1
+                if count == 2 { throw Received() }
+            }
+        }
     }
 }
 
@@ -207,3 +246,5 @@ extension RunSummary {
             + "\(transactions) transactions (\(completed) completed) in \(String(format: "%.1f", elapsed)) s"
     }
 }
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -28,11 +28,7 @@ extension VerifyPipeline {
                 throw ExitCode(2)
             }
             let output = try OutputWriter(path: nil)
-            let refused: Int = try await options.store.withStore(create: true, logger: options.makeLogger()) { store in
-                guard let queue = PostgresWorkQueue(store) else {
-                    CommandOutput.fail("the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)")
-                    throw ExitCode(2)
-                }
+            let refused: Int = try await options.store.withWorkQueue(create: true, logger: options.makeLogger()) { store, queue in
                 let (batch, queued, refused) = try await Enqueuer(configuration: configuration, store: store, queue: queue).enqueue(source)
                 for outcome in refused { await output.write(outcome) }
                 FileHandle.standardError.write(Data("verify-pipeline: \(queued) documents queued in batch \(batch), \(refused.count) refused\n".utf8))
@@ -71,18 +67,16 @@ extension VerifyPipeline {
             let submitter = try options.submitter(configuration, client: .shared, logger: logger)
             let riskEvaluator = options.riskEvaluator(configuration, client: .shared)
             let omitImages = options.omitImages, lease = Duration.seconds(leaseSeconds), exitWhenEmpty = exitWhenEmpty
+            let shutdownGrace = options.shutdownGraceDuration
             let output = try OutputWriter(path: nil)
-            let work: @Sendable (any TransactionStore) async throws -> RunSummary = { store in
-                guard let queue = PostgresWorkQueue(store) else {
-                    CommandOutput.fail("the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)")
-                    throw ExitCode(2)
-                }
+            let work: @Sendable (any TransactionStore, any WorkQueue) async throws -> RunSummary = { store, queue in
                 let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
                                             omitImages: omitImages, riskEvaluator: riskEvaluator)
                 let input = QueueInput(queue: queue, owner: owner, lease: lease, exitWhenEmpty: exitWhenEmpty)
-                return try await PipelineOptions.serve(runner, input: .queue(input), output: output, showProgress: false, logger: logger)
+                return try await PipelineOptions.serve(runner, input: .queue(input), output: output, showProgress: false,
+                                                       shutdownGrace: shutdownGrace, logger: logger)
             }
-            let summary = try await options.store.withStore(create: true, logger: logger, work)
+            let summary = try await options.store.withWorkQueue(create: true, logger: logger, work)
             FileHandle.standardError.write(Data((summary.line + "\n").utf8))
             if summary.failed > 0 { throw ExitCode(1) }
         }

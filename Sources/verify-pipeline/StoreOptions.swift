@@ -30,6 +30,19 @@ struct StoreOptions: ParsableArguments {
     }
 }
 
+extension StoreOptions {
+    /// Runs `body` with the store and its work queue open; a store without one (SQLite) is a configuration error.
+    func withWorkQueue<T: Sendable>(create: Bool, logger: Logger,
+                                    _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T) async throws -> T {
+        do {
+            return try await StoreLocation.resolve(option: url).withWorkQueue(create: create, logger: logger, body)
+        } catch let error as StoreError {
+            CommandOutput.fail(error.description)
+            throw ExitCode(2)
+        }
+    }
+}
+
 /// Where commands print what is not their result.
 enum CommandOutput {
     static func fail(_ message: String) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageDecoding
+import Logging
 
 @main
 struct VerifyPipeline: AsyncParsableCommand {
@@ -13,6 +14,8 @@ struct VerifyPipeline: AsyncParsableCommand {
     /// SPEC §6: usage and configuration errors exit 2 with a one-line reason (ArgumentParser's default is 64).
     static func main() async {
         ImageMemory.mapLargeBuffers()
+        // The one place logging is set up: libraries only take the Logger they are given.
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -76,7 +76,7 @@ struct BarcodeScannerTests {
         var bytes = try ScanFixtures.bytes("qr.jpg")
         bytes.removeLast(bytes.count / 2)
         let error = #expect(throws: ImageDecodingError.self) { try BarcodeScanner().scan(bytes) }
-        #expect(error?.code.rawValue == "documentCaptureError")
+        #expect(error?.failureCode == .document(.documentCaptureError))
     }
 
     @Test("binary payloads that are not UTF-8 are read as ISO-8859-1")

@@ -105,7 +105,7 @@ struct CorruptInputTests {
         let bytes = try FixtureManifest.bytes(name)
         let error = #expect(throws: ImageDecodingError.self) { try ImageDecoder().decode(bytes) }
         #expect(error?.reason == Self.expectedReasons[name])
-        #expect(error?.code.rawValue == "documentCaptureError")
+        #expect(error?.failureCode == .document(.documentCaptureError))
         #expect(error?.message.isEmpty == false)
     }
 

@@ -11,16 +11,16 @@ struct DocumentAssemblyTests {
     // TD3 for SPECIMEN ROBIN KIM, born 1988-02-14, expiring 2034-06-01.
     static let mrz = "P<UTOSPECIMEN<<ROBIN<KIM<<<<<<<<<<<<<<<<<<<<\nX4R7T2B902UTO8802141X3406016ZE184226B<<<<<14"
 
-    func item(mrz: String? = Self.mrz, aamva: String? = nil, captured: DocumentFields = DocumentFields()) -> WorkItem {
+    func item(mrz: String? = Self.mrz, aamva: String? = nil, captured: DocumentFields = DocumentFields()) -> ScannedDocument {
         var job = DocumentJob(sequence: 0, source: "test", type: .governmentId, identity: .known("t"))
         job.mrz = mrz
         job.captured = captured
-        var item = WorkItem(job: job)
+        var document = ScannedDocument(job: job, transaction: .named("t"), images: [:], capture: .init())
         if let aamva {
-            item.bytes[.back] = [1, 2, 3]
-            item.barcodes[.back] = [Barcode(format: .pdf417, text: aamva)]
+            document.images[.back] = [1, 2, 3]
+            document.backBarcodes = [Barcode(format: .pdf417, text: aamva)]
         }
-        return item
+        return document
     }
 
     func aamva(birth: String, number: String = "X4R7T2B90") -> String {
@@ -31,7 +31,7 @@ struct DocumentAssemblyTests {
     @Test("agreeing MRZ and AAMVA merge into one document")
     func agreeing() throws {
         let fields = try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today)
-            .fields(for: item(aamva: aamva(birth: "02141988")), type: .governmentId)
+            .fields(for: item(aamva: aamva(birth: "02141988")))
         #expect(fields[.dateOfBirth] == "1988-02-14")
         #expect(fields[.mrzData] == Self.mrz)
         #expect(fields[.barcode]?.hasPrefix("@\n") == true)
@@ -42,9 +42,9 @@ struct DocumentAssemblyTests {
     func conflict() throws {
         let error = #expect(throws: DocumentFailure.self) {
             try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today)
-                .fields(for: item(aamva: aamva(birth: "02151988", number: "Z999")), type: .governmentId)
+                .fields(for: item(aamva: aamva(birth: "02151988", number: "Z999")))
         }
-        #expect(error?.code == "documentCaptureError")
+        #expect(error?.code == .document(.documentCaptureError))
         #expect(error?.message.contains("dateOfBirth (MRZ and AAMVA barcode differ)") == true)
         #expect(error?.message.contains("documentNumber") == true)
         #expect(error?.message.contains("1988") == false && error?.message.contains("Z999") == false)
@@ -54,7 +54,7 @@ struct DocumentAssemblyTests {
     func capturedConflict() {
         let error = #expect(throws: DocumentFailure.self) {
             try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today)
-                .fields(for: item(captured: DocumentFields([.lastName: "OTHER"])), type: .governmentId)
+                .fields(for: item(captured: DocumentFields([.lastName: "OTHER"])))
         }
         #expect(error?.message.contains("lastName") == true)
     }
@@ -63,20 +63,21 @@ struct DocumentAssemblyTests {
     func expiredDocument() throws {
         let later = Date(timeIntervalSince1970: 2_100_000_000) // 2036
         let error = #expect(throws: DocumentFailure.self) {
-            try DocumentAssembly(configuration: PipelineConfiguration(), today: later).fields(for: item(), type: .governmentId)
+            try DocumentAssembly(configuration: PipelineConfiguration(), today: later).fields(for: item())
         }
         #expect(error?.message == "the identity document has expired")
         var lenient = PipelineConfiguration()
         lenient.failExpiredId = false
-        #expect(try DocumentAssembly(configuration: lenient, today: later).fields(for: item(), type: .governmentId)[.dateOfExpiry] == "2034-06-01")
+        #expect(try DocumentAssembly(configuration: lenient, today: later).fields(for: item())[.dateOfExpiry] == "2034-06-01")
     }
 
     @Test("a back without a readable PDF417 fails when the policy requires it")
     func missingBarcode() {
         var back = item(mrz: nil)
-        back.bytes[.back] = [9]
+        back.images[.back] = [9]
+        back.backBarcodes = []
         let error = #expect(throws: DocumentFailure.self) {
-            try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today).fields(for: back, type: .governmentId)
+            try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today).fields(for: back)
         }
         #expect(error?.message == "back image: no readable PDF417 barcode")
     }

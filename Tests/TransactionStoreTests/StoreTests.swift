@@ -124,7 +124,7 @@ struct StoreTests {
                 _ = try await store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(61))
                 Issue.record("an expired transaction accepted a document")
             } catch {
-                #expect((error as? StoreError)?.documentError.code == .documentSubmissionTimeoutError)
+                #expect((error as? StoreError)?.failureCode == .document(.documentSubmissionTimeoutError))
             }
             #expect(try await store.document(id: "d1") == nil)
             #expect(try await store.report(id: "t1")?.history.isEmpty == true)

@@ -122,7 +122,7 @@ struct AAMVATests {
     ])
     func notAAMVA(_ text: String) {
         let error = #expect(throws: AAMVAError.self) { try AAMVARecord(parsing: text) }
-        #expect(error?.code == .documentCaptureError)
+        #expect(error?.failureCode == .document(.documentCaptureError))
         #expect(error?.message.isEmpty == false)
     }
 

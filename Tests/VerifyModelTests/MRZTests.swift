@@ -84,7 +84,7 @@ struct MRZSpecimenTests {
             try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"), referenceDate: referenceDate)
         }
         #expect(error?.field == field)
-        #expect(error?.code == .documentCaptureError)
+        #expect(error?.failureCode == .document(.documentCaptureError))
         #expect(error?.message.contains(field) == true)
     }
 

@@ -132,7 +132,7 @@ struct PropertyTests {
                 #expect(!detectable, "changing \(original) to \(replacement) at line \(line + 1) column \(column + 1) went unnoticed: \(text)")
                 #expect(mrz.fields.values != generated.expected, "an undetectable change must still change a field")
             } catch {
-                #expect(error.code == .documentCaptureError)
+                #expect(error.failureCode == .document(.documentCaptureError))
                 caught += 1
             }
         }

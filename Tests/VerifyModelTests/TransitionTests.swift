@@ -62,7 +62,7 @@ struct TransitionTests {
         } else {
             let error = #expect(throws: TransitionError.self) { try state.applying(move.event, to: .governmentId, at: now) }
             #expect(error == .illegalMove(.governmentId, move.status, move.event))
-            #expect(error?.code == .submissionError)
+            #expect(error?.failureCode == .document(.submissionError))
         }
     }
 
@@ -131,7 +131,7 @@ struct TransitionTests {
         let state = TransactionState(policy: [.governmentId: .required, .email: .disabled], expiresAt: later)
         let error = #expect(throws: TransitionError.self) { try state.applying(.collect, to: .email, at: now) }
         #expect(error == .documentTypeNotInPolicy(.email))
-        #expect(error?.code == .missingDocumentType)
+        #expect(error?.failureCode == .document(.missingDocumentType))
     }
 
     @Test("past expiresAt no document is accepted: documentSubmissionTimeoutError")
@@ -140,7 +140,7 @@ struct TransitionTests {
         let error = #expect(throws: TransitionError.self) {
             try state.applying(.collect, to: .governmentId, at: now.addingTimeInterval(1))
         }
-        #expect(error?.code == .documentSubmissionTimeoutError)
+        #expect(error?.failureCode == .document(.documentSubmissionTimeoutError))
         #expect(try state.applying(.collect, to: .governmentId, at: now).state.documents[.governmentId] == .collected)
     }
 }

@@ -169,7 +169,7 @@ struct RunCommandTests {
         try Data("stages:\n  scan: {wokers: 2}\n".utf8).write(to: pipeline)
         let bad = try CLIRunner.run(["run", "Samples/batch", "--pipeline", pipeline.path, "--store", folder.appendingPathComponent("s.sqlite").path])
         #expect(bad.status == 2)
-        #expect(bad.stderr == "verify-pipeline: p.yaml: 'stages.scan.wokers' is not a known key (known here: queue, workers)\n")
+        #expect(bad.stderr == "verify-pipeline: p.yaml: 'stages.scan.wokers' is not a known key (known here: queue, queueMiB, workers)\n")
         #expect(bad.stdout.isEmpty)
     }
 }

@@ -36,7 +36,7 @@ struct WorkerTests {
             #expect(survivor.process.terminationStatus == 0, "\(survivor.stderr)")
         }
 
-        try await StoreLocation(parsing: store).withStore(create: false) { reader in
+        try await StoreLocation(parsing: store).withWorkQueue(create: false) { reader, queue in
             let transactions = try await reader.transactions(status: nil)
             #expect(transactions.count == 250)
             #expect(transactions.allSatisfy { $0.status == .completed })
@@ -50,7 +50,7 @@ struct WorkerTests {
                 }
             }
             #expect(documents == 500)
-            #expect(try await PostgresWorkQueue(reader)?.openItems() == 0)
+            #expect(try await queue.openItems() == 0)
         }
     }
 
@@ -73,7 +73,7 @@ struct WorkerTests {
             #expect(worker.process.terminationStatus == 0, "\(worker.stderr)")
         }
 
-        try await StoreLocation(parsing: store).withStore(create: false) { reader in
+        try await StoreLocation(parsing: store).withWorkQueue(create: false) { reader, queue in
             let transactions = try await reader.transactions(status: nil)
             #expect(transactions.count == 60)
             for summary in transactions {
@@ -85,7 +85,7 @@ struct WorkerTests {
             let report = try #require(try await reader.report(id: "end-1"))
             let skips = report.history.filter { $0.to == DocumentStatus.skipped.rawValue }
             #expect(skips.count == 2 && skips.allSatisfy { $0.reason == "end of end-1" }, "\(skips)")
-            #expect(try await PostgresWorkQueue(reader)?.openItems() == 0)
+            #expect(try await queue.openItems() == 0)
         }
     }
 

@@ -5,18 +5,21 @@ import VerifyModel
 
 /// A worker's view of the shared work queue.
 public struct QueueInput: Sendable {
-    public var queue: PostgresWorkQueue
+    public var queue: any WorkQueue
     /// Who holds the leases: unique per worker process.
     public var owner: String
     public var lease: Duration
     /// Stop once every item of the queue is done (including other workers' items), instead of waiting for more.
     public var exitWhenEmpty: Bool
+    /// How long to wait before asking an empty queue again.
+    public var idleWait: Duration
 
-    public init(queue: PostgresWorkQueue, owner: String, lease: Duration, exitWhenEmpty: Bool) {
+    public init(queue: any WorkQueue, owner: String, lease: Duration, exitWhenEmpty: Bool, idleWait: Duration = .milliseconds(200)) {
         self.queue = queue
         self.owner = owner
         self.lease = lease
         self.exitWhenEmpty = exitWhenEmpty
+        self.idleWait = idleWait
     }
 
     /// Items claimed at a time: few, so that a worker never sits on work others could do.
@@ -28,10 +31,10 @@ public struct QueueInput: Sendable {
         return encoder
     }()
 
-    static func decode(_ job: String) -> DocumentJob? {
+    static func decode(_ job: String) throws -> DocumentJob {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        return try? decoder.decode(DocumentJob.self, from: Data(job.utf8))
+        return try decoder.decode(DocumentJob.self, from: Data(job.utf8))
     }
 }
 
@@ -41,9 +44,9 @@ public struct QueueInput: Sendable {
 public struct Enqueuer: Sendable {
     let configuration: PipelineConfiguration
     let store: any TransactionStore
-    let queue: PostgresWorkQueue
+    let queue: any WorkQueue
 
-    public init(configuration: PipelineConfiguration, store: any TransactionStore, queue: PostgresWorkQueue) {
+    public init(configuration: PipelineConfiguration, store: any TransactionStore, queue: any WorkQueue) {
         self.configuration = configuration
         self.store = store
         self.queue = queue
@@ -51,37 +54,44 @@ public struct Enqueuer: Sendable {
 
     public func enqueue(_ input: PipelineInput) async throws -> (batch: Int64, queued: Int, refused: [DocumentOutcome]) {
         var results: [Result<DocumentJob, IngestFailure>] = []
-        let kind: PostgresWorkQueue.BatchKind
+        let kind: WorkBatchKind
         switch input {
         case .folder(let url):
             guard FolderIngest.isDirectory(url) else { throw DocumentFailure(.noDocumentToSubmitError, "\(url.path) is not a folder") }
             results = try FolderIngest(root: url).jobs()
             kind = .folder
         case .lines(let descriptor):
-            let reader = LineReader(fileDescriptor: descriptor, stop: StopSignal())
-            var number = 0
-            for await line in reader.lines {
-                reader.taken()
-                guard case .text(let text) = line, !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
-                number += 1
-                results.append(StreamLine.parse(text, number: number))
+            results = try await ByteInput.withChunks(fileDescriptor: descriptor) { chunks in
+                var results: [Result<DocumentJob, IngestFailure>] = []
+                var number = 0
+                for try await line in LineSplitter(chunks: chunks, maxLineBytes: StreamLine.maxLineBytes) {
+                    number += 1
+                    switch line {
+                    case .text(let text) where text.trimmingCharacters(in: .whitespaces).isEmpty:
+                        number -= 1
+                    case .text(let text):
+                        results.append(StreamLine.parse(text, number: number))
+                    case .tooLong(let bytes):
+                        results.append(.failure(StreamLine.tooLong(bytes, number: number)))
+                    }
+                }
+                return results
             }
             kind = .stream
         case .queue:
             throw DocumentFailure(.noDocumentToSubmitError, "enqueue reads a folder or standard input")
         }
-        var jobs: [PostgresWorkQueue.NewItem] = []
+        var jobs: [NewWorkItem] = []
         var refused: [DocumentOutcome] = []
         for result in results {
             switch result {
             case .failure(let failure):
-                refused.append(DocumentOutcome(sequence: failure.sequence, inputId: failure.inputId, source: failure.source,
-                                               documentType: failure.type, failure: failure.failure))
+                refused.append(failure.outcome)
             case .success(let job):
                 if case .qr(let qr) = job.identity {
                     _ = try await store.openTransaction(job.newTransaction(qr, configuration: configuration, now: Date()))
                 }
-                jobs.append(.init(job: String(decoding: try QueueInput.encoder.encode(job), as: UTF8.self), group: job.inputGroup))
+                jobs.append(NewWorkItem(job: String(decoding: try QueueInput.encoder.encode(job), as: UTF8.self), group: job.inputGroup))
             }
         }
         let batch = try await queue.createBatch(kind)

@@ -8,12 +8,19 @@ import Yams
 public struct PipelineConfiguration: Sendable, Equatable {
     public struct Stage: Sendable, Equatable {
         public var workers: Int
+        /// Documents the queue in front of the stage holds at most.
         public var queue: Int
+        /// Bytes (images, document fields) that queue holds at most: large images cannot pile up behind a slow
+        /// stage. A single larger document still passes, alone.
+        public var queueBytes: Int
 
-        public init(workers: Int, queue: Int) {
+        public init(workers: Int, queue: Int, queueBytes: Int = 32 << 20) {
             self.workers = workers
             self.queue = queue
+            self.queueBytes = queueBytes
         }
+
+        var limits: QueueLimits { QueueLimits(items: queue, bytes: queueBytes) }
     }
 
     public enum SubmitterKind: String, Sendable, Equatable {
@@ -127,24 +134,21 @@ extension PipelineConfiguration {
             try stages.only(["decode", "scan", "track", "submit"])
             for (key, path) in [("decode", \PipelineConfiguration.decode), ("scan", \.scan), ("track", \.track), ("submit", \.submit)] {
                 guard let stage = try stages.section(key) else { continue }
-                try stage.only(["workers", "queue"])
+                try stage.only(["workers", "queue", "queueMiB"])
                 if let workers = try stage.int("workers", in: 1...256) { self[keyPath: path].workers = workers }
                 if let queue = try stage.int("queue", in: 1...100_000) { self[keyPath: path].queue = queue }
+                if let mebibytes = try stage.int("queueMiB", in: 1...65_536) { self[keyPath: path].queueBytes = mebibytes << 20 }
             }
         }
 
         if let scan = try top.section("scan") {
             try scan.only(["symbologies", "requireBackBarcode", "maxPixels"])
             if let names = try scan.strings("symbologies") {
-                var formats: Set<BarcodeFormat> = []
-                for name in names {
-                    guard let format = BarcodeFormat(rawValue: name.uppercased()) else {
-                        throw scan.error("symbologies", "unknown symbology '\(name)' (known: \(BarcodeFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
-                    }
-                    formats.insert(format)
+                do {
+                    symbologies = try BarcodeFormat.parseList(names)
+                } catch {
+                    throw scan.error("symbologies", error.description)
                 }
-                guard !formats.isEmpty else { throw scan.error("symbologies", "names none") }
-                symbologies = formats
             }
             if let value = try scan.bool("requireBackBarcode") { requireBackBarcode = value }
             if let value = try scan.int("maxPixels", in: 1...1_000_000_000) { maxPixels = value }

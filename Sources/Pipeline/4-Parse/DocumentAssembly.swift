@@ -12,28 +12,29 @@ struct DocumentAssembly {
     /// Fields compared across sources; names of the others may legitimately differ in form.
     static let comparedKeys: [DocumentKey] = [.documentNumber, .dateOfBirth, .dateOfExpiry, .dateOfIssue, .sex, .lastName, .firstName]
 
-    func fields(for item: WorkItem, type: DocumentType) throws(DocumentFailure) -> DocumentFields {
+    func fields(for document: ScannedDocument) throws(DocumentFailure) -> DocumentFields {
+        let type = document.job.type
         var sources: [(name: String, fields: DocumentFields)] = []
-        if let mrz = item.job.mrz {
+        if let mrz = document.job.mrz {
             do {
                 sources.append(("MRZ", try MRZ(parsing: mrz, referenceDate: today).fields))
             } catch {
-                throw DocumentFailure(.documentCaptureError, error.message)
+                throw DocumentFailure(error)
             }
         }
-        if item.bytes[.back] != nil, configuration.symbologies.contains(.pdf417) {
-            let pdf417 = item.barcodes[.back]?.first { $0.format == .pdf417 }
+        if let backBarcodes = document.backBarcodes {
+            let pdf417 = backBarcodes.first { $0.format == .pdf417 }
             if let pdf417 {
                 do {
                     sources.append(("AAMVA barcode", try AAMVARecord(parsing: pdf417.text).fields))
                 } catch {
-                    throw DocumentFailure(.documentCaptureError, "back barcode: \(error.message)")
+                    throw DocumentFailure(error, context: "back barcode")
                 }
             } else if configuration.requireBackBarcode, type == .governmentId {
                 throw DocumentFailure(.documentCaptureError, "back image: no readable PDF417 barcode")
             }
         }
-        if !item.job.captured.isEmpty { sources.append(("captured fields", item.job.captured)) }
+        if !document.job.captured.isEmpty { sources.append(("captured fields", document.job.captured)) }
 
         var merged = DocumentFields()
         var conflicts: [String] = []
@@ -48,7 +49,7 @@ struct DocumentAssembly {
         if !conflicts.isEmpty {
             throw DocumentFailure(.documentCaptureError, "sources disagree: \(conflicts.joined(separator: ", "))")
         }
-        for (role, bytes) in item.bytes { merged[role.documentKey] = Data(bytes).base64EncodedString() }
+        for (role, bytes) in document.images { merged[role.documentKey] = Data(bytes).base64EncodedString() }
 
         switch type {
         case .email where merged[.email] == nil, .phone where merged[.phone] == nil:

@@ -1,4 +1,5 @@
 import Foundation
+import ImageDecoding
 import VerifyModel
 
 /// Turns a batch folder (SPEC §6) into document jobs. Two layouts:
@@ -10,7 +11,6 @@ import VerifyModel
 struct FolderIngest {
     let root: URL
 
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png"]
     /// The input group of the images directly in the batch folder: their transactions end with the folder.
     static let looseImagesGroup = "."
 
@@ -25,7 +25,7 @@ struct FolderIngest {
         for folder in folders {
             results += transactionFolder(folder)
         }
-        results += flatImages(entries.filter { !Self.isDirectory($0) && Self.imageExtensions.contains($0.pathExtension.lowercased()) })
+        results += flatImages(entries.filter { !Self.isDirectory($0) && ImageFile.hasImageExtension($0) })
         return results.enumerated().map { index, result in
             result.map { job in
                 var job = job
@@ -33,7 +33,7 @@ struct FolderIngest {
                 return job
             }.mapError { failure in
                 var failure = failure
-                failure.sequence = index
+                failure.input.sequence = index
                 return failure
             }
         }
@@ -44,7 +44,7 @@ struct FolderIngest {
         let name = relative(folder)
         func file(_ stem: String, images: Bool) -> URL? {
             files.first { $0.deletingPathExtension().lastPathComponent.lowercased() == stem
-                && (!images || Self.imageExtensions.contains($0.pathExtension.lowercased())) }
+                && (!images || ImageFile.hasImageExtension($0)) }
         }
         func failure(_ type: DocumentType?, _ source: String, _ error: DocumentFailure) -> Result<DocumentJob, IngestFailure> {
             .failure(IngestFailure(inputId: type.map { "\(name)/\($0.rawValue)" } ?? source, source: source, type: type, failure: error))
@@ -80,19 +80,23 @@ struct FolderIngest {
             }
         }
 
+        // The folder's documents are gathered first; whether they become jobs or failures depends on the identity.
         var results: [Result<DocumentJob, IngestFailure>] = []
-        func job(_ type: DocumentType) -> DocumentJob {
-            DocumentJob(sequence: 0, inputId: "\(name)/\(type.rawValue)", source: name, type: type,
-                        identity: identity ?? .known(""), createdAt: createdAt, expiresAt: expiresAt, inputGroup: name)
+        func draft(_ type: DocumentType) -> DocumentJob {
+            var job = DocumentJob(sequence: 0, inputId: "\(name)/\(type.rawValue)", source: name, type: type,
+                                  identity: .qrImage(group: name, candidates: []), inputGroup: name)
+            (job.createdAt, job.expiresAt) = (createdAt, expiresAt)
+            return job
         }
 
         var government: DocumentJob?
         let front = file("front", images: true), back = file("back", images: true), mrz = file("mrz", images: false)
         if front != nil || back != nil || mrz != nil {
-            var document = job(.governmentId)
+            var document = draft(.governmentId)
             if let front { document.images[.front] = .file(front.path) }
             if let back { document.images[.back] = .file(back.path) }
             if let mrz {
+                // Unreadable and not UTF-8 are the same to the user: the file cannot be used.
                 guard let text = try? String(contentsOf: mrz, encoding: .utf8) else {
                     return [failure(.governmentId, relative(mrz), DocumentFailure(.documentCaptureError, "cannot read \(relative(mrz))"))]
                 }
@@ -102,7 +106,7 @@ struct FolderIngest {
         }
         var others: [DocumentJob] = []
         if let selfie = file("selfie", images: true) {
-            var document = job(.selfie)
+            var document = draft(.selfie)
             document.images[.selfie] = .file(selfie.path)
             others.append(document)
         }
@@ -113,13 +117,13 @@ struct FolderIngest {
             case .success(let captured):
                 for (key, type) in [(DocumentKey.email, DocumentType.email), (.phone, .phone)] {
                     guard let value = captured[key] else { continue }
-                    var document = job(type)
+                    var document = draft(type)
                     document.captured[key] = value
                     others.append(document)
                 }
                 let rest = captured.filter { $0.key != .email && $0.key != .phone }
                 if !rest.isEmpty {
-                    var document = government ?? job(.governmentId)
+                    var document = government ?? draft(.governmentId)
                     for (key, value) in rest { document.captured[key] = value }
                     government = document
                 }
@@ -129,8 +133,14 @@ struct FolderIngest {
         if documents.isEmpty, results.isEmpty {
             return [failure(nil, name, DocumentFailure(.noDocumentToSubmitError, "\(name) holds no document (front, back, mrz.txt, selfie, fields.json)"))]
         }
-        for document in documents {
-            results.append(identityFailure.map { failure(document.type, document.source, $0) } ?? .success(document))
+        for var document in documents {
+            switch (identity, identityFailure) {
+            case (let identity?, nil):
+                document.identity = identity
+                results.append(.success(document))
+            case (_, let failed):
+                results.append(failure(document.type, document.source, failed ?? DocumentFailure(.initiateDocumentTransactionError, "\(name): no transaction")))
+            }
         }
         return results
     }
@@ -151,12 +161,12 @@ struct FolderIngest {
             groups[group, default: [:]][role] = image
         }
         return order.flatMap { group -> [Result<DocumentJob, IngestFailure>] in
-            let roles = groups[group]!
+            let roles = groups[group, default: [:]]
             let candidates = [roles[.back], roles[.front], roles[.selfie]].compactMap { $0?.path }
             let identity = TransactionIdentity.qrImage(group: "flat:\(group)", candidates: candidates)
             var results: [Result<DocumentJob, IngestFailure>] = []
-            if roles[.front] != nil || roles[.back] != nil {
-                var job = DocumentJob(sequence: 0, inputId: "\(group)/GOVERNMENT_ID", source: relative(roles[.front] ?? roles[.back]!),
+            if let image = roles[.front] ?? roles[.back] {
+                var job = DocumentJob(sequence: 0, inputId: "\(group)/GOVERNMENT_ID", source: relative(image),
                                       type: .governmentId, identity: identity, inputGroup: Self.looseImagesGroup)
                 if let front = roles[.front] { job.images[.front] = .file(front.path) }
                 if let back = roles[.back] { job.images[.back] = .file(back.path) }
@@ -178,6 +188,7 @@ struct FolderIngest {
     }
 
     static func listing(_ folder: URL) -> [URL]? {
+        // nil says the folder cannot be listed; callers report that in their own words.
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return nil }
         return names.filter { !$0.hasPrefix(".") }.sorted().map { folder.appendingPathComponent($0) }
     }
@@ -189,6 +200,7 @@ struct FolderIngest {
 
     /// `fields.json`: an object of document keys to strings.
     static func capturedFields(_ url: URL) -> Result<DocumentFields, DocumentFailure> {
+        // Unreadable, not JSON and not an object all get the same answer: the file cannot be used.
         guard let data = try? Data(contentsOf: url),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             return .failure(DocumentFailure(.invalidKeyMap, "\(url.lastPathComponent) is not a JSON object"))
@@ -208,6 +220,7 @@ struct FolderIngest {
 
     /// `transaction.json`: the transaction's own `createdAt` and `expiresAt`, as the capture service gave them.
     static func transactionTimes(_ url: URL) throws(DocumentFailure) -> (Date?, Date?) {
+        // Unreadable, not JSON and not an object all get the same answer: the file cannot be used.
         guard let data = try? Data(contentsOf: url),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw DocumentFailure(.initiateDocumentTransactionError, "\(url.lastPathComponent) is not a JSON object")
@@ -220,18 +233,5 @@ struct FolderIngest {
             return date
         }
         return (try date("createdAt"), try date("expiresAt"))
-    }
-}
-
-/// An input that failed before it became a job; it still gets its own result line.
-struct IngestFailure: Error, Sendable {
-    var sequence = 0
-    var inputId: String?
-    var source: String
-    var type: DocumentType?
-    var failure: DocumentFailure
-
-    var job: DocumentJob {
-        DocumentJob(sequence: sequence, inputId: inputId, source: source, type: type, identity: .known(""))
     }
 }

@@ -3,6 +3,14 @@ import VerifyModel
 
 /// Turns one NDJSON line (SPEC §6) into a document job, or the failure its result line reports.
 enum StreamLine {
+    /// A longer line is answered with an error line without being held in memory.
+    static let maxLineBytes = 256 << 20
+
+    static func tooLong(_ bytes: Int, number: Int) -> IngestFailure {
+        IngestFailure(sequence: number, inputId: "line-\(number)", source: "stdin:\(number)",
+                      failure: DocumentFailure(.invalidKeyMap, "line \(number) is \(bytes) bytes, more than the limit of \(maxLineBytes)"))
+    }
+
     static let knownKeys: Set<String> = [
         "id", "qr", "transactionId", "type", "frontImage", "backImage", "selfie", "frontImagePath", "backImagePath",
         "selfiePath", "mrz", "email", "phone", "fields", "skip", "createdAt", "expiresAt",
@@ -14,6 +22,7 @@ enum StreamLine {
         func fail(_ code: DocumentSubmissionErrorCode, _ message: String, type: DocumentType? = nil) -> Result<DocumentJob, IngestFailure> {
             .failure(IngestFailure(sequence: number, inputId: inputId, source: source, type: type, failure: DocumentFailure(code, message)))
         }
+        // Not JSON and not an object get the same answer.
         guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
             return fail(.invalidKeyMap, "line \(number) is not a JSON object")
         }

@@ -1,0 +1,114 @@
+import ImageDecoding
+import Synchronization
+import VerifyModel
+
+extension BarcodeFormat {
+    /// Symbology names as users write them (`QR_CODE,pdf417`), each known; at least one.
+    public static func parseList(_ names: [String]) throws(ParseError) -> Set<BarcodeFormat> {
+        var formats: Set<BarcodeFormat> = []
+        for name in names.map({ $0.trimmingCharacters(in: .whitespaces).uppercased() }) where !name.isEmpty {
+            guard let format = BarcodeFormat(rawValue: name) else {
+                throw ParseError(description: "unknown symbology '\(name)' (known: \(allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            formats.insert(format)
+        }
+        guard !formats.isEmpty else { throw ParseError(description: "names no symbology") }
+        return formats
+    }
+
+    public struct ParseError: Error, CustomStringConvertible {
+        public var description: String
+    }
+}
+
+/// The result for one image: its barcodes, or why it could not be read.
+public struct ScanResult: Sendable {
+    public var source: String
+    public var outcome: Result<[Barcode], ScanFailure>
+}
+
+/// Why one image could not be scanned: always a `documentCaptureError`.
+public struct ScanFailure: CodedError, Equatable {
+    public var message: String
+    public var failureCode: FailureCode { .document(.documentCaptureError) }
+}
+
+/// Scans many image files on `jobs` workers, each with its own scanner (ZBar's are not thread-safe), and hands
+/// the results to `emit` in input order, each as soon as it is next in line.
+public struct ScanBatch: Sendable {
+    public var configuration: BarcodeScanner.Configuration
+    public var jobs: Int
+
+    public init(configuration: BarcodeScanner.Configuration, jobs: Int) {
+        self.configuration = configuration
+        self.jobs = max(jobs, 1)
+    }
+
+    /// Returns how many images failed.
+    public func run(_ sources: [String], emit: (ScanResult) -> Void) async -> Int {
+        let (results, sink) = AsyncStream.makeStream(of: (index: Int, result: ScanResult).self)
+        async let scanned: Void = scanAll(sources, into: sink)
+        var ready: [Int: ScanResult] = [:]
+        var nextToEmit = 0, failures = 0
+        for await (index, result) in results {
+            ready[index] = result
+            while let result = ready.removeValue(forKey: nextToEmit) {
+                if case .failure = result.outcome { failures += 1 }
+                emit(result)
+                nextToEmit += 1
+            }
+        }
+        await scanned
+        return failures
+    }
+
+    /// Each worker owns a scanner for its whole life and takes the next image from a shared counter.
+    private func scanAll(_ sources: [String], into sink: AsyncStream<(index: Int, result: ScanResult)>.Continuation) async {
+        let counter = IndexCounter(count: sources.count), configuration = configuration
+        await withTaskGroup(of: Void.self) { workers in
+            for _ in 0..<min(jobs, max(sources.count, 1)) {
+                workers.addTask {
+                    let scanner = BarcodeScanner(configuration: configuration)
+                    while !Task.isCancelled, let index = counter.take() {
+                        sink.yield((index, Self.scan(sources[index], with: scanner)))
+                    }
+                }
+            }
+        }
+        sink.finish()
+    }
+
+    static func scan(_ path: String, with scanner: BarcodeScanner) -> ScanResult {
+        let bytes: [UInt8]
+        do {
+            bytes = try ImageFile.read(path)
+        } catch {
+            return ScanResult(source: path, outcome: .failure(ScanFailure(message: error.message)))
+        }
+        do {
+            return ScanResult(source: path, outcome: .success(try scanner.scan(bytes)))
+        } catch {
+            return ScanResult(source: path, outcome: .failure(ScanFailure(message: error.message)))
+        }
+    }
+}
+
+
+/// Hands out 0..<count once each, to any number of workers.
+final class IndexCounter: Sendable {
+    private let state: Mutex<Int>
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        state = Mutex(0)
+    }
+
+    func take() -> Int? {
+        state.withLock { next in
+            guard next < count else { return nil }
+            defer { next += 1 }
+            return next
+        }
+    }
+}

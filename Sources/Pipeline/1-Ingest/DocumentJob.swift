@@ -1,0 +1,111 @@
+import Foundation
+import TransactionStore
+import VerifyModel
+
+/// The images a document may carry.
+public enum ImageRole: String, Sendable, CaseIterable, Comparable, Codable, CodingKeyRepresentable {
+    case front, back, selfie
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    var documentKey: DocumentKey {
+        switch self {
+        case .front: .frontImage
+        case .back: .backImage
+        case .selfie: .selfie
+        }
+    }
+}
+
+/// Where an image's bytes are.
+enum ImageSource: Sendable, Codable {
+    case file(String)
+    case inline([UInt8])
+
+    var byteCount: Int {
+        if case .inline(let bytes) = self { bytes.count } else { 0 }
+    }
+}
+
+/// How a document's transaction is found.
+enum TransactionIdentity: Sendable, Codable {
+    /// A verification QR given as text (qr.txt, a stream line's `qr`).
+    case qr(VerificationQR)
+    /// A transaction created earlier (a stream line's `transactionId`).
+    case known(String)
+    /// To be read from the QR in one of these images; documents of the same `group` share the answer.
+    case qrImage(group: String, candidates: [String])
+
+    /// The transaction's id when the input names it.
+    var transactionId: String? {
+        switch self {
+        case .qr(let qr): qr.transactionId
+        case .known(let id): id
+        case .qrImage: nil
+        }
+    }
+}
+
+/// One document as the input describes it: the ingest stage's value. Codable: the work queue stores it.
+struct DocumentJob: Sendable, Codable {
+    var sequence: Int
+    /// A stream line's `id`, echoed in its result.
+    var inputId: String?
+    /// Where it came from: a folder, a file, or `stdin:N`.
+    var source: String
+    var type: DocumentType
+    var identity: TransactionIdentity
+    var images: [ImageRole: ImageSource] = [:]
+    var mrz: String?
+    var captured: DocumentFields = DocumentFields()
+    /// An explicit skip of an optional document.
+    var skip = false
+    /// The transaction's own timestamps when the input gives them (transaction.json, a stream line).
+    var createdAt: Date?
+    var expiresAt: Date?
+    /// The part of a batch folder whose end is the end of its transactions' input (SPEC §1: missing optional
+    /// documents become SKIPPED): a transaction folder, or "." for the folder's loose images. nil for a stream.
+    var inputGroup: String?
+
+    init(sequence: Int, inputId: String? = nil, source: String, type: DocumentType, identity: TransactionIdentity,
+         inputGroup: String? = nil) {
+        self.sequence = sequence
+        self.inputId = inputId
+        self.source = source
+        self.type = type
+        self.identity = identity
+        self.inputGroup = inputGroup
+    }
+
+    func input(queueItem: Int64? = nil) -> DocumentInput {
+        DocumentInput(sequence: sequence, inputId: inputId, source: source, type: type, group: inputGroup, queueItem: queueItem)
+    }
+
+    /// The transaction this job's QR opens when it is the first of its transaction: the input's own
+    /// timestamps when it gives them, else now and the policy's lifetime.
+    func newTransaction(_ qr: VerificationQR, configuration: PipelineConfiguration, now: Date) -> NewTransaction {
+        let created = createdAt ?? now
+        return NewTransaction(id: qr.transactionId, verificationCode: qr.verificationCode, envId: qr.envId,
+                              policy: configuration.documents, createdAt: created,
+                              expiresAt: expiresAt ?? created.addingTimeInterval(configuration.transactionLifetime))
+    }
+}
+
+extension DocumentJob: StageValue {
+    var transactionId: String? { identity.transactionId }
+    var byteCount: Int { images.values.reduce(0) { $0 + $1.byteCount } + (mrz?.utf8.count ?? 0) }
+}
+
+/// An input that failed before it became a job; it still gets its own result line.
+struct IngestFailure: Error, Sendable {
+    var input: DocumentInput
+    var failure: DocumentFailure
+
+    init(sequence: Int = 0, inputId: String?, source: String, type: DocumentType? = nil, group: String? = nil,
+         failure: DocumentFailure) {
+        input = DocumentInput(sequence: sequence, inputId: inputId, source: source, type: type, group: group)
+        self.failure = failure
+    }
+
+    var outcome: DocumentOutcome { DocumentOutcome(input: input, transactionId: nil, failure: failure) }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Logging
+import TransactionStore
+import VerifyModel
+
+/// The ingest stage: turns the input (a folder's jobs, NDJSON lines, claimed queue items) into documents for
+/// the decode stage, until the input ends or the run stops taking input.
+struct Intake: Sendable {
+    let configuration: PipelineConfiguration
+    let store: any TransactionStore
+    let touched: TouchedTransactions
+    let inputEnds: InputEnds
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    /// Where ingested documents go: the decode queue, or (for inputs that already failed) the report.
+    struct Outlets: Sendable {
+        let decode: StageQueue<InFlight<DocumentJob>>
+        let report: StageQueue<DocumentOutcome>
+    }
+
+    /// Returns when the input is exhausted, or throws `CancellationError` when the task is cancelled.
+    func feed(_ input: PipelineInput, folderJobs: [Result<DocumentJob, IngestFailure>], into outlets: Outlets) async throws {
+        switch input {
+        case .folder:
+            for job in folderJobs {
+                try await admit(job, into: outlets)
+            }
+        case .lines(let descriptor):
+            try await ByteInput.withChunks(fileDescriptor: descriptor) { chunks in
+                var number = 0
+                for try await line in LineSplitter(chunks: chunks, maxLineBytes: StreamLine.maxLineBytes) {
+                    number += 1
+                    switch line {
+                    case .text(let text) where text.trimmingCharacters(in: .whitespaces).isEmpty:
+                        number -= 1
+                    case .text(let text):
+                        try await admit(StreamLine.parse(text, number: number), into: outlets)
+                    case .tooLong(let bytes):
+                        try await admit(.failure(StreamLine.tooLong(bytes, number: number)), into: outlets)
+                    }
+                }
+            }
+        case .queue(let queueInput):
+            try await claim(from: queueInput, into: outlets)
+        }
+    }
+
+    /// Claims work until the queue is empty (with `exitWhenEmpty`) or the task is cancelled. An empty queue is
+    /// asked again after `idleWait`: the database has no cheaper way to say that work arrived.
+    private func claim(from input: QueueInput, into outlets: Outlets) async throws {
+        while true {
+            try Task.checkCancellation()
+            let items: [WorkItem]
+            do {
+                items = try await input.queue.claim(owner: input.owner, limit: QueueInput.claimSize, lease: input.lease)
+            } catch {
+                logger.warning("could not claim work", metadata: ["error.code": "\(error.failureCode)", "error": "\(error.message)"])
+                try await Task.sleep(for: .seconds(1))
+                continue
+            }
+            if items.isEmpty {
+                if input.exitWhenEmpty {
+                    do {
+                        if try await input.queue.openItems() == 0 { return }
+                    } catch {
+                        logger.warning("could not count the open work", metadata: ["error": "\(error.message)"])
+                    }
+                }
+                try await Task.sleep(for: input.idleWait)
+                continue
+            }
+            // Group ends are a few database writes each: run a claim's worth of them side by side.
+            await withTaskGroup(of: Void.self) { group in
+                for item in items where item.kind == .groupEnd {
+                    group.addTask { await inputEnds.endGroup(item, queue: input.queue) }
+                }
+            }
+            for item in items where item.kind == .document {
+                do {
+                    var job = try QueueInput.decode(item.job)
+                    job.sequence = Int(item.id)
+                    try await admit(.success(job), queueItem: item.id, into: outlets)
+                } catch let error as CancellationError {
+                    throw error
+                } catch {
+                    var failure = IngestFailure(sequence: Int(item.id), inputId: "queue-\(item.id)", source: "queue:\(item.id)",
+                                                failure: DocumentFailure(.invalidKeyMap, "queue item \(item.id) is not a document job"))
+                    failure.input.queueItem = item.id
+                    try await outlets.report.send(failure.outcome)
+                }
+            }
+        }
+    }
+
+    /// Hands one input on. A transaction named by its QR text is opened here, before later lines that name it
+    /// by `transactionId` can overtake this one in the parallel stages.
+    private func admit(_ job: Result<DocumentJob, IngestFailure>, queueItem: Int64? = nil, into outlets: Outlets) async throws {
+        switch job {
+        case .failure(let failure):
+            try await outlets.report.send(failure.outcome)
+        case .success(let job):
+            let input = job.input(queueItem: queueItem)
+            if case .qr(let qr) = job.identity {
+                do {
+                    _ = try await store.openTransaction(job.newTransaction(qr, configuration: configuration, now: now()))
+                    await touched.add(qr.transactionId)
+                } catch {
+                    try await outlets.report.send(DocumentOutcome(input: input, transactionId: nil, failure: DocumentFailure(error)))
+                    return
+                }
+            }
+            try await outlets.decode.send(InFlight(input: input, value: job), weight: job.byteCount)
+        }
+    }
+}

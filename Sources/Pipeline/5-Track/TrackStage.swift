@@ -1,0 +1,121 @@
+import Foundation
+import Logging
+import Protect
+import TransactionStore
+import VerifyModel
+
+/// A recorded document that still has to be submitted, with its transaction as the store had it then.
+struct DocumentToSubmit: StageValue {
+    var document: AssembledDocument
+    var transaction: StoredTransaction
+
+    var transactionId: String? { transaction.id }
+    var byteCount: Int { document.fields.values.values.reduce(0) { $0 + $1.utf8.count } }
+}
+
+/// The track stage's value: a document to submit, or one already finished (an earlier run's accepted
+/// submission, an explicit skip).
+enum TrackedDocument: StageValue {
+    case submit(DocumentToSubmit)
+    case finished(DocumentOutcome)
+
+    var transactionId: String? {
+        switch self {
+        case .submit(let document): document.transaction.id
+        case .finished(let outcome): outcome.transactionId
+        }
+    }
+
+    var byteCount: Int {
+        guard case .submit(let document) = self else { return 0 }
+        return document.byteCount
+    }
+}
+
+/// Opens a transaction read from a QR image, records the document (idempotently) and moves its type to
+/// COLLECTED.
+struct TrackStage: Sendable {
+    let configuration: PipelineConfiguration
+    let store: any TransactionStore
+    let touched: TouchedTransactions
+    let signals: SignalsCollector
+    let risk: RiskEvaluations?
+    let responses: ResponseBuilder
+    let now: @Sendable () -> Date
+
+    func callAsFunction(_ parsed: ParsedDocument, input: DocumentInput) async throws(DocumentFailure) -> TrackedDocument {
+        let time = now()
+        do throws(StoreError) {
+            switch parsed {
+            case .skip(let job, let reference):
+                try await open(reference, job: job, at: time)
+                let (updated, _) = try await store.apply(.skip, to: job.type, of: reference.id, reason: "skipped by \(job.source)", at: time)
+                await signals.statusChanged(updated)
+                return .finished(responses.outcome(input, type: job.type, documentId: nil, fields: DocumentFields(), updated, skipped: true))
+            case .document(let document):
+                try await open(document.transaction, job: document.job, at: time)
+                return try await record(document, input: input, at: time)
+            }
+        } catch {
+            throw DocumentFailure(error)
+        }
+    }
+
+    /// Transactions named by QR text were opened at ingest; one read from an image is opened here, once per run.
+    /// Anything else must exist already: collect and apply refuse an unknown transaction.
+    private func open(_ reference: TransactionReference, job: DocumentJob, at time: Date) async throws(StoreError) {
+        if case .read(let qr) = reference, await !touched.contains(qr.transactionId) {
+            _ = try await store.openTransaction(job.newTransaction(qr, configuration: configuration, now: time))
+        }
+        await touched.add(reference.id)
+    }
+
+    private func record(_ document: AssembledDocument, input: DocumentInput, at time: Date) async throws(StoreError) -> TrackedDocument {
+        let type = document.job.type, transactionId = document.transaction.id
+        var stored = document.fields
+        for key in DocumentKey.images { stored[key] = nil }
+        let record = DocumentRecord(id: document.documentId, transactionId: transactionId, type: type, fields: stored,
+                                    source: document.job.source, contentHash: document.contentHash, createdAt: time)
+        switch try await store.collect(record, at: time) {
+        case .collected(let updated, _):
+            await signals.documentArrived(updated, capture: document.capture, at: time)
+            await risk?.evaluateOnce(updated.id)
+            return .submit(DocumentToSubmit(document: document, transaction: updated))
+        case .alreadyRecorded(let current):
+            if try await store.submission(documentId: document.documentId)?.outcome == .accepted {
+                var outcome = responses.outcome(input, type: type, documentId: document.documentId, fields: document.fields, current)
+                outcome.alreadySubmitted = true
+                return .finished(outcome)
+            }
+            // Recorded by an earlier run that stopped before the submission, or whose submission failed.
+            var transaction = current
+            if current.state.documents[type] == .required || current.state.documents[type] == .optional {
+                (transaction, _) = try await store.apply(.collect, to: type, of: transactionId,
+                                                         reason: "document \(document.documentId) collected again", at: time)
+            }
+            return .submit(DocumentToSubmit(document: document, transaction: transaction))
+        }
+    }
+}
+
+/// The transactions a run touched: at the end of a batch the missing optional documents of those whose
+/// input has not ended already (with their folder) become SKIPPED.
+actor TouchedTransactions {
+    private(set) var ids: [String] = []
+    private var seen: Set<String> = []
+    private var endedIds: Set<String> = []
+
+    var notEnded: [String] { ids.filter { !endedIds.contains($0) } }
+
+    func ended(_ ids: [String]) {
+        endedIds.formUnion(ids)
+    }
+
+    func add(_ id: String) {
+        if seen.insert(id).inserted { ids.append(id) }
+    }
+
+    func contains(_ id: String) -> Bool {
+        seen.contains(id)
+    }
+}

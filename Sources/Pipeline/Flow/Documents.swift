@@ -1,0 +1,99 @@
+import Foundation
+import VerifyModel
+
+/// Which input a document came from: what its result line echoes, however far it got.
+public struct DocumentInput: Sendable, Equatable {
+    public var sequence: Int
+    /// A stream line's `id`, echoed in its result.
+    public var inputId: String?
+    /// Where it came from: a folder, a file, or `stdin:N`.
+    public var source: String
+    /// nil only for an input that failed before its type could be known (a malformed line).
+    public var type: DocumentType?
+    /// The part of a batch folder whose end ends its transactions' input (see `DocumentJob.inputGroup`).
+    var group: String?
+    /// The work-queue item it came from, when a worker claimed it.
+    var queueItem: Int64?
+
+    init(sequence: Int, inputId: String?, source: String, type: DocumentType?, group: String? = nil, queueItem: Int64? = nil) {
+        self.sequence = sequence
+        self.inputId = inputId
+        self.source = source
+        self.type = type
+        self.group = group
+        self.queueItem = queueItem
+    }
+}
+
+/// A per-document failure as reported: a spec code (SPEC §2 or §3) and a message.
+public struct DocumentFailure: CodedError, Equatable {
+    public var code: FailureCode
+    public var message: String
+
+    public var failureCode: FailureCode { code }
+
+    init(_ code: DocumentSubmissionErrorCode, _ message: String) {
+        self.code = .document(code)
+        self.message = message
+    }
+
+    init(_ error: some CodedError) {
+        code = error.failureCode
+        message = error.message
+    }
+
+    /// The same failure, its message prefixed with where it happened ("back image: ...").
+    init(_ error: some CodedError, context: String) {
+        code = error.failureCode
+        message = "\(context): \(error.message)"
+    }
+}
+
+/// What became of one document: its submission response, or its failure.
+public struct DocumentOutcome: Sendable {
+    public var input: DocumentInput
+    public var documentId: String?
+    public var transactionId: String?
+    public var response: DocumentSubmissionResponse?
+    public var failure: DocumentFailure?
+    /// Accepted in an earlier run: nothing was sent again.
+    public var alreadySubmitted = false
+    /// An explicit skip: no document, only a status change.
+    public var skipped = false
+
+    public var sequence: Int { input.sequence }
+    public var inputId: String? { input.inputId }
+    public var source: String { input.source }
+    public var documentType: DocumentType? { input.type }
+
+    init(input: DocumentInput, documentId: String? = nil, transactionId: String?, response: DocumentSubmissionResponse? = nil,
+         failure: DocumentFailure? = nil) {
+        self.input = input
+        self.documentId = documentId
+        self.transactionId = transactionId
+        self.response = response
+        self.failure = failure
+    }
+}
+
+/// What a stage hands to the next: the transaction it belongs to once known, and how many bytes it holds
+/// (the queues between stages are bounded in bytes).
+protocol StageValue: Sendable {
+    var transactionId: String? { get }
+    var byteCount: Int { get }
+}
+
+/// A document between two stages: where it came from, and the last stage's value.
+struct InFlight<Value: StageValue>: Sendable {
+    var input: DocumentInput
+    var value: Value
+
+    /// The document after the next stage.
+    func with<Next: StageValue>(_ next: Next) -> InFlight<Next> {
+        InFlight<Next>(input: input, value: next)
+    }
+
+    func failed(_ failure: DocumentFailure) -> DocumentOutcome {
+        DocumentOutcome(input: input, transactionId: value.transactionId, failure: failure)
+    }
+}

@@ -1,0 +1,265 @@
+import AsyncAlgorithms
+import BarcodeScanning
+import Foundation
+import Logging
+import Protect
+import Submission
+import TransactionStore
+import VerifyModel
+
+/// What a run reads.
+public enum PipelineInput: Sendable {
+    /// A batch folder (SPEC §6): at its end, missing optional documents become SKIPPED.
+    case folder(URL)
+    /// NDJSON documents, one a line, from a file descriptor (standard input).
+    case lines(fileDescriptor: Int32)
+    /// Documents claimed from the shared work queue (`verify-pipeline worker`).
+    case queue(QueueInput)
+}
+
+/// How a run went, for the closing summary line.
+public struct RunSummary: Sendable, Equatable {
+    public var documents = 0
+    public var failed = 0
+    public var alreadySubmitted = 0
+    public var transactions = 0
+    public var completed = 0
+    public var elapsed: TimeInterval = 0
+}
+
+/// Progress, for the bar: documents done so far, and how many there are when that is known.
+public struct RunProgress: Sendable {
+    public var done: Int
+    public var failed: Int
+    public var total: Int?
+}
+
+/// The staged pipeline:
+///
+///     ingest → decode → scan → parse → track → submit → report
+///
+/// Each stage is a function of its own input type (`DocumentJob`, `DecodedDocument`, `ScannedDocument`,
+/// `ParsedDocument`, `DocumentToSubmit`), run by the number of workers its configuration names, between queues
+/// bounded in items and bytes. A document that fails leaves the line at once for the report, with its code.
+///
+/// Stopping: `stop` ends the intake and lets documents in flight finish; cancelling the calling task ends every
+/// stage at its next suspension, records nothing that was not finished, and still returns the summary.
+public struct PipelineRunner: Sendable {
+    let configuration: PipelineConfiguration
+    let store: any TransactionStore
+    let submitter: any DocumentSubmitter
+    let logger: Logger
+    let omitImages: Bool
+    let riskEvaluator: RiskEvaluator?
+    let now: @Sendable () -> Date
+
+    public init(configuration: PipelineConfiguration, store: any TransactionStore, submitter: any DocumentSubmitter,
+                logger: Logger, omitImages: Bool = false, riskEvaluator: RiskEvaluator? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.configuration = configuration
+        self.store = store
+        self.submitter = submitter
+        self.logger = logger
+        self.riskEvaluator = riskEvaluator
+        self.omitImages = omitImages
+        self.now = now
+    }
+
+    /// Runs until the input ends or `stop` is set, handing each document's outcome to `emit` as soon as it
+    /// is done. Throws only when the input itself cannot be read (a missing folder).
+    public func run(_ input: PipelineInput, stop: StopSignal,
+                    emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void) async throws(DocumentFailure) -> RunSummary {
+        let started = Date()
+        let folderJobs: [Result<DocumentJob, IngestFailure>]
+        if case .folder(let url) = input {
+            guard FolderIngest.isDirectory(url) else {
+                throw DocumentFailure(.noDocumentToSubmitError, "\(url.path) is not a folder")
+            }
+            folderJobs = try FolderIngest(root: url).jobs()
+        } else {
+            folderJobs = []
+        }
+        let total: Int? = if case .folder = input { folderJobs.count } else { nil }
+        logger.info("run started", metadata: ["pipeline": "\(configuration.name)", "documents": "\(total.map(String.init) ?? "stream")"])
+
+        let touched = TouchedTransactions()
+        let channel = if case .folder = input { "folder" } else { "stream" }
+        let signals = SignalsCollector(configuration: configuration.protect, store: store, channel: channel, logger: logger)
+        let risk = riskEvaluator.map { RiskEvaluations(evaluator: $0, store: store, logger: logger) }
+        let responses = ResponseBuilder(omitImages: omitImages)
+        let inputEnds = InputEnds(store: store, signals: signals, logger: logger, now: now)
+        let scannerConfiguration = BarcodeScanner.Configuration(
+            symbologies: configuration.symbologies, decoder: .init(maxPixels: configuration.maxPixels))
+
+        let intake = Intake(configuration: configuration, store: store, touched: touched, inputEnds: inputEnds, logger: logger, now: now)
+        let decode = DecodeStage(scanner: scannerConfiguration)
+        let scan = ScanStage(symbologies: configuration.symbologies, resolver: QRResolver())
+        let parse = ParseStage(configuration: configuration, now: now)
+        let track = TrackStage(configuration: configuration, store: store, touched: touched, signals: signals, risk: risk,
+                               responses: responses, now: now)
+        let submit = SubmitStage(store: store, submitter: submitter, signals: signals, risk: risk, responses: responses, now: now)
+
+        let toDecode = StageQueue<InFlight<DocumentJob>>(limits: configuration.decode.limits)
+        let toScan = StageQueue<InFlight<DecodedDocument>>(limits: configuration.scan.limits)
+        let toParse = StageQueue<InFlight<ScannedDocument>>(limits: configuration.scan.limits)
+        let toTrack = StageQueue<InFlight<ParsedDocument>>(limits: configuration.track.limits)
+        let toSubmit = StageQueue<InFlight<DocumentToSubmit>>(limits: configuration.submit.limits)
+        let toReport = StageQueue<DocumentOutcome>(limits: configuration.submit.limits)
+        let reporter = Reporter(input: input, folderJobs: folderJobs, total: total, signals: signals, touched: touched,
+                                inputEnds: inputEnds, logger: logger, emit: emit)
+
+        let summary = await withTaskGroup(of: RunSummary?.self) { group -> RunSummary in
+            if case .queue(let queueInput) = input {
+                // Renew the leases until the last claimed document has been reported (the group then cancels this).
+                group.addTask {
+                    for await _ in AsyncTimerSequence(interval: queueInput.lease / 3, clock: .continuous) {
+                        do throws(StoreError) {
+                            try await queueInput.queue.heartbeat(owner: queueInput.owner, lease: queueInput.lease)
+                        } catch {
+                            self.logger.warning("could not renew the work leases", metadata: ["error.code": "\(error.failureCode)"])
+                        }
+                    }
+                    return nil
+                }
+            }
+            group.addTask {
+                await Self.stopOnSignal(stop) {
+                    do {
+                        try await intake.feed(input, folderJobs: folderJobs, into: .init(decode: toDecode, report: toReport))
+                    } catch {
+                        self.logger.info("intake ended early", metadata: ["reason": "\(type(of: error))"])
+                    }
+                }
+                toDecode.finish()
+                return nil
+            }
+            group.addTask {
+                await Self.stage(workers: self.configuration.decode.workers, from: toDecode, report: toReport) { { item in
+                    try await Self.pass(item, through: { job throws(StageStop) in
+                        do throws(DocumentFailure) { return try decode(job) } catch { throw .failed(error) }
+                    }, to: toScan, report: toReport)
+                } }
+                toScan.finish()
+                return nil
+            }
+            group.addTask {
+                await Self.stage(workers: self.configuration.scan.workers, from: toScan, report: toReport) {
+                    let scanner = BarcodeScanner(configuration: scannerConfiguration)
+                    return { item in
+                        try await Self.pass(item, through: { document throws(StageStop) in
+                            do throws(DocumentFailure) { return try await scan(document, with: scanner) } catch { throw .failed(error) }
+                        }, to: toParse, report: toReport)
+                    }
+                }
+                toParse.finish()
+                return nil
+            }
+            group.addTask {
+                await Self.stage(workers: 1, from: toParse, report: toReport) { { item in
+                    try await Self.pass(item, through: { document throws(StageStop) in
+                        do throws(DocumentFailure) { return try parse(document) } catch { throw .failed(error) }
+                    }, to: toTrack, report: toReport)
+                } }
+                toTrack.finish()
+                return nil
+            }
+            group.addTask {
+                await Self.stage(workers: self.configuration.track.workers, from: toTrack, report: toReport) { { item in
+                    let tracked: TrackedDocument
+                    do throws(DocumentFailure) {
+                        tracked = try await track(item.value, input: item.input)
+                    } catch {
+                        try await toReport.send(item.failed(error))
+                        return
+                    }
+                    switch tracked {
+                    case .submit(let document): try await toSubmit.send(item.with(document), weight: document.byteCount)
+                    case .finished(let outcome): try await toReport.send(outcome, weight: tracked.byteCount)
+                    }
+                } }
+                toSubmit.finish()
+                return nil
+            }
+            group.addTask {
+                await Self.stage(workers: self.configuration.submit.workers, from: toSubmit, report: toReport) { { item in
+                    do {
+                        try await toReport.send(try await submit(item.value, input: item.input))
+                    } catch StageStop.failed(let failure) {
+                        try await toReport.send(item.failed(failure))
+                    }
+                } }
+                toReport.finish()
+                return nil
+            }
+            group.addTask {
+                await reporter.report(from: toReport)
+            }
+            var summary = RunSummary()
+            while let result = await group.next() {
+                guard let result else { continue }
+                summary = result
+                group.cancelAll() // everything reported: the heartbeat, if any, stops
+            }
+            return summary
+        }
+
+        var result = summary
+        if case .folder = input, !stop.isStopped, !Task.isCancelled {
+            await inputEnds.skipMissingOptionalDocuments(await touched.notEnded, reason: "end of batch")
+        }
+        let ids = await touched.ids
+        result.transactions = ids.count
+        do throws(StoreError) {
+            result.completed = try await store.count(of: ids, status: .completed)
+        } catch {
+            logger.warning("could not count the completed transactions", metadata: ["error.code": "\(error.failureCode)"])
+        }
+        result.elapsed = Date().timeIntervalSince(started)
+        logger.info("run finished", metadata: ["documents": "\(result.documents)", "failed": "\(result.failed)"])
+        return result
+    }
+
+    /// Runs `body` until it returns or `stop` is set, whichever comes first; then cancels the other.
+    static func stopOnSignal(_ stop: StopSignal, _ body: @escaping @Sendable () async -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await body() }
+            group.addTask { await stop.stopped() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Runs `workers` copies of a stage; `makeWork` is called once per worker, inside its task, so that a worker
+    /// can own state that must not be shared (a ZBar scanner). A worker ends when its input queue is drained or
+    /// when the run is cancelled.
+    static func stage<In: StageValue>(workers: Int, from input: StageQueue<InFlight<In>>, report: StageQueue<DocumentOutcome>,
+                                      makeWork: @escaping @Sendable () -> (InFlight<In>) async throws -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<max(workers, 1) {
+                group.addTask {
+                    let work = makeWork()
+                    while let item = await input.receive() {
+                        do {
+                            try await work(item)
+                        } catch {
+                            return // cancelled: the document is dropped unrecorded, as the shutdown rules say
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One document through one stage: its next value goes to `next`, its failure to the report.
+    static func pass<In: StageValue, Out: StageValue>(
+        _ item: InFlight<In>, through stage: (In) async throws(StageStop) -> Out,
+        to next: StageQueue<InFlight<Out>>, report: StageQueue<DocumentOutcome>
+    ) async throws {
+        do {
+            let value = try await stage(item.value)
+            try await next.send(item.with(value), weight: value.byteCount)
+        } catch StageStop.failed(let failure) {
+            try await report.send(item.failed(failure))
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import TransactionStore
+
+/// Posts one risk evaluation per transaction to `{customHost}/v1/environments/{envId}/riskEvaluations`,
+/// the PingOne shape with `event.sdk.signals.data`, and returns the answer (JSON) to store with it.
+public struct RiskEvaluator: Sendable {
+    let client: HTTPClient
+    let host: URL
+    let envId: String
+    let timeout: TimeAmount
+
+    public init(client: HTTPClient, host: URL, envId: String, timeoutSeconds: Double) {
+        self.client = client
+        self.host = host
+        self.envId = envId
+        timeout = .milliseconds(Int64(timeoutSeconds * 1000))
+    }
+
+    public func evaluate(transactionId: String, signals: String) async -> String {
+        let url = host.appendingPathComponent("v1/environments").appendingPathComponent(envId).appendingPathComponent("riskEvaluations")
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        let body: [String: Any] = ["event": [
+            "targetResource": ["name": "verify-pipeline"],
+            "user": ["id": transactionId, "type": "EXTERNAL"],
+            "sdk": ["signals": ["data": signals]],
+        ]]
+        // A dictionary of strings always serialises; an empty body would be refused by the host, not crash the run.
+        request.body = .bytes(ByteBuffer(bytes: Array((try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data())))
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            let answer = try await response.body.collect(upTo: 1 << 20)
+            let text = String(buffer: answer)
+            // Only whether the answer is JSON matters here: it is stored as the evaluation when it is.
+            guard (200..<300).contains(Int(response.status.code)),
+                  (try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil else {
+                return #"{"error":"HTTP \#(response.status.code)"}"#
+            }
+            return text
+        } catch {
+            return #"{"error":"\#(type(of: error))"}"#
+        }
+    }
+}
+
+/// Asks for at most one risk evaluation per transaction, once its signals payload exists, even when its
+/// documents race; the answer is stored with the transaction.
+public actor RiskEvaluations {
+    let evaluator: RiskEvaluator
+    let store: any TransactionStore
+    let logger: Logger
+    private var asked: Set<String> = []
+
+    public init(evaluator: RiskEvaluator, store: any TransactionStore, logger: Logger) {
+        self.evaluator = evaluator
+        self.store = store
+        self.logger = logger
+    }
+
+    public func evaluateOnce(_ transactionId: String) async {
+        guard !asked.contains(transactionId) else { return }
+        let transaction: StoredTransaction?
+        do {
+            transaction = try await store.transaction(id: transactionId)
+        } catch {
+            logger.warning("could not read a transaction for its risk evaluation",
+                           metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
+            return
+        }
+        guard let transaction, let signals = transaction.signals, transaction.riskEvaluation == nil,
+              asked.insert(transactionId).inserted else { return }
+        let answer = await evaluator.evaluate(transactionId: transactionId, signals: signals)
+        do {
+            try await store.setRiskEvaluation(answer, of: transactionId)
+        } catch {
+            logger.warning("could not store a risk evaluation", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
+        }
+    }
+}

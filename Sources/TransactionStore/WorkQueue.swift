@@ -1,0 +1,55 @@
+import Foundation
+
+/// The work shared by several workers (`verify-pipeline enqueue` / `worker`): documents claimed with a lease
+/// that the holder renews; an item whose holder died is claimed again once its lease runs out. PostgreSQL
+/// implements it (`StoreLocation.withWorkQueue`); nothing else does, so a caller never needs to ask which
+/// store it has.
+public protocol WorkQueue: Sendable {
+    func createBatch(_ kind: WorkBatchKind) async throws(StoreError) -> Int64
+    /// Adds documents to a batch, with their groups' counts, in one database transaction.
+    func enqueue(_ items: [NewWorkItem], batch: Int64) async throws(StoreError)
+    /// Claims up to `limit` items that are queued, or whose lease has run out.
+    func claim(owner: String, limit: Int, lease: Duration) async throws(StoreError) -> [WorkItem]
+    /// Renews the leases of every item `owner` holds.
+    func heartbeat(owner: String, lease: Duration) async throws(StoreError)
+    /// Marks an item done; the first completion of a group's last open document queues the group's end.
+    func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError)
+    /// Gives a claimed item back to the queue, for another attempt.
+    func release(_ item: Int64) async throws(StoreError)
+    /// The transactions the documents of a group belonged to.
+    func transactions(ofGroup group: String, batch: Int64) async throws(StoreError) -> [String]
+    /// Items not yet done, in any batch.
+    func openItems() async throws(StoreError) -> Int
+}
+
+public enum WorkBatchKind: String, Sendable {
+    case folder, stream
+}
+
+public enum WorkItemKind: String, Sendable {
+    /// A document job, as the pipeline serialised it.
+    case document
+    /// Every document of `group` is done.
+    case groupEnd = "group-end"
+}
+
+/// A claimed item.
+public struct WorkItem: Sendable {
+    public var id: Int64
+    public var batch: Int64
+    public var kind: WorkItemKind
+    public var group: String?
+    /// The document job, for a document; a description, for a group's end.
+    public var job: String
+}
+
+/// A document to queue, and the group whose end it belongs to (nil: none).
+public struct NewWorkItem: Sendable {
+    public var job: String
+    public var group: String?
+
+    public init(job: String, group: String?) {
+        self.job = job
+        self.group = group
+    }
+}
