@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel"]),
         .testTarget(
             name: "TransactionStoreTests",
-            dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport"]
+            dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // Creates a database per test on the PostgreSQL server scripts/test starts.
         .target(

@@ -89,6 +89,7 @@ public final class BarcodeScanner {
 
     /// zxing-cpp only fails on internal errors; a failed fallback pass is no reason to lose the image's other reads.
     private func readZXing(_ image: GrayImage, formats: Set<BarcodeFormat>, tryHarder: Bool) -> [Barcode] {
+        // zxing-cpp failing on one image means it found nothing there; ZBar and the next pass still try.
         (try? ZXingReader.read(image, formats: formats, tryHarder: tryHarder)) ?? []
     }
 }

@@ -61,13 +61,25 @@ public actor SignalsCollector {
     public func payload(for transaction: StoredTransaction, capture: CaptureInfo, at time: Date) async -> String? {
         guard configuration.enabled, let envId = configuration.envId else { return nil }
         if let signals = transaction.signals { return signals }
-        let current = try? await store.transaction(id: transaction.id)
+        let current: StoredTransaction?
+        do {
+            current = try await store.transaction(id: transaction.id)
+        } catch {
+            logger.warning("protect: could not read the transaction", metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(error.failureCode)"])
+            return nil
+        }
         if let stored = current?.signals { return stored }
         let behavior = collectsBehavior ? Self.decode(current?.behavior) : nil
         let device = DeviceAttributes.collect(channel: channel, capture: capture,
                                               ignoring: Set(configuration.deviceAttributesToIgnore))
         let data = SignalsPayload(envId: envId, createdAt: time, device: device, behavior: behavior).data
-        guard let stored = try? await store.setSignals(data, of: transaction.id) else { return nil }
+        let stored: String
+        do {
+            stored = try await store.setSignals(data, of: transaction.id)
+        } catch {
+            logger.warning("protect: could not store the signals payload", metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(error.failureCode)"])
+            return nil
+        }
         if configuration.isConsoleLogEnabled {
             logger.debug("protect: signals collected", metadata: [
                 "transaction.id": "\(transaction.id)", "protect.attributes": "\(device.keys.sorted().joined(separator: ","))",
@@ -79,11 +91,15 @@ public actor SignalsCollector {
 
     private func updateBehavior(_ transactionId: String, _ change: @escaping @Sendable (inout BehaviorRecord) -> Void) async {
         guard collectsBehavior, !paused else { return }
-        _ = try? await store.updateBehavior(of: transactionId) { text in
-            var record = Self.decode(text) ?? BehaviorRecord()
-            guard !record.paused else { return text }
-            change(&record)
-            return Self.encode(record)
+        do {
+            _ = try await store.updateBehavior(of: transactionId) { text in
+                var record = Self.decode(text) ?? BehaviorRecord()
+                guard !record.paused else { return text }
+                change(&record)
+                return Self.encode(record)
+            }
+        } catch {
+            logger.warning("protect: could not record behavioural data", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
         }
     }
 
@@ -91,6 +107,7 @@ public actor SignalsCollector {
         guard let text else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
+        // Behavioural data that does not decode starts afresh rather than failing the document.
         return try? decoder.decode(BehaviorRecord.self, from: Data(text.utf8))
     }
 
@@ -98,6 +115,7 @@ public actor SignalsCollector {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
+        // A struct of numbers and dates always encodes.
         return (try? encoder.encode(record)).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -100,6 +100,7 @@ public struct SignalsPayload: Codable, Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
+        // A struct of strings and dates always encodes.
         return (try? encoder.encode(self))?.base64EncodedString() ?? ""
     }
 
@@ -107,6 +108,7 @@ public struct SignalsPayload: Codable, Sendable, Equatable {
     public init?(data: String) {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
+        // A payload that does not decode is not ours to show: nil, as for no payload.
         guard let json = Data(base64Encoded: data), let payload = try? decoder.decode(SignalsPayload.self, from: json) else { return nil }
         self = payload
     }

@@ -22,18 +22,16 @@ public final class PostgresTransactionStore: TransactionStore {
 
     // MARK: - Schema
 
-    /// Named migrations, applied in order under an advisory lock so that workers starting together agree.
-    static let migrations: [(String, [String])] = {
-        let types = SchemaVocabulary.documentTypes, statuses = SchemaVocabulary.documentStatuses
-        let submissionStatuses = SchemaVocabulary.submissionStatuses, outcomes = SchemaVocabulary.submissionOutcomes
-        return [
+    /// Named migrations as frozen SQL, applied in order under an advisory lock so that workers starting together
+    /// agree. Never change one once shipped (a test checksums them); add a new one.
+    static let migrations: [(String, [String])] = [
             ("v1-transactions-documents-transitions-submissions", [
                 """
                 CREATE TABLE transactions (
                     id text PRIMARY KEY CHECK (length(id) > 0),
                     verification_code text NOT NULL,
                     env_id text,
-                    submission_status text NOT NULL CHECK (submission_status IN (\(submissionStatuses))),
+                    submission_status text NOT NULL CHECK (submission_status IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED')),
                     created_at timestamptz NOT NULL,
                     updated_at timestamptz NOT NULL,
                     expires_at timestamptz NOT NULL,
@@ -43,9 +41,9 @@ public final class PostgresTransactionStore: TransactionStore {
                 """
                 CREATE TABLE document_statuses (
                     transaction_id text NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,
-                    document_type text NOT NULL CHECK (document_type IN (\(types))),
+                    document_type text NOT NULL CHECK (document_type IN ('GOVERNMENT_ID','SELFIE','EMAIL','PHONE','VOICE')),
                     requirement text NOT NULL CHECK (requirement IN ('REQUIRED', 'OPTIONAL')),
-                    status text NOT NULL CHECK (status IN (\(statuses))),
+                    status text NOT NULL CHECK (status IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED')),
                     PRIMARY KEY (transaction_id, document_type)
                 )
                 """,
@@ -66,13 +64,13 @@ public final class PostgresTransactionStore: TransactionStore {
                 CREATE TABLE transitions (
                     sequence bigserial PRIMARY KEY,
                     transaction_id text NOT NULL REFERENCES transactions(id),
-                    document_type text CHECK (document_type IS NULL OR document_type IN (\(types))),
+                    document_type text CHECK (document_type IS NULL OR document_type IN ('GOVERNMENT_ID','SELFIE','EMAIL','PHONE','VOICE')),
                     from_status text NOT NULL,
                     to_status text NOT NULL,
                     at timestamptz NOT NULL,
                     reason text NOT NULL,
-                    CHECK ((document_type IS NULL AND from_status IN (\(submissionStatuses)) AND to_status IN (\(submissionStatuses)))
-                        OR (document_type IS NOT NULL AND from_status IN (\(statuses)) AND to_status IN (\(statuses))))
+                    CHECK ((document_type IS NULL AND from_status IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED') AND to_status IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED'))
+                        OR (document_type IS NOT NULL AND from_status IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED') AND to_status IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED')))
                 )
                 """,
                 "CREATE INDEX transitions_by_transaction ON transitions(transaction_id, sequence)",
@@ -80,7 +78,7 @@ public final class PostgresTransactionStore: TransactionStore {
                 CREATE TABLE submissions (
                     document_id text PRIMARY KEY REFERENCES documents(id),
                     attempts integer NOT NULL CHECK (attempts >= 0),
-                    outcome text NOT NULL CHECK (outcome IN (\(outcomes))),
+                    outcome text NOT NULL CHECK (outcome IN ('PENDING','ACCEPTED','FAILED')),
                     error text,
                     updated_at timestamptz NOT NULL
                 )
@@ -133,8 +131,7 @@ public final class PostgresTransactionStore: TransactionStore {
                 "CREATE INDEX work_items_by_group ON work_items(batch_id, group_key) WHERE group_key IS NOT NULL",
                 "ALTER TABLE batches DROP COLUMN finished_at",
             ]),
-        ]
-    }()
+    ]
 
     /// Applies the missing migrations; refuses a database that has migrations this version does not know.
     func migrate() async throws(StoreError) {
@@ -169,15 +166,18 @@ public final class PostgresTransactionStore: TransactionStore {
                 """, logger: self.logger).collect()
             if !inserted.isEmpty {
                 let types = state.documents.keys.sorted { $0.rawValue < $1.rawValue }
-                let names = types.map(\.rawValue), requirements = types.map { state.policy[$0]!.rawValue }
-                let statuses = types.map { state.documents[$0]!.rawValue }
+                let names = types.map(\.rawValue), requirements = types.map { (state.policy[$0] ?? .optional).rawValue }
+                let statuses = types.map { (state.documents[$0] ?? .optional).rawValue }
                 try await connection.query("""
                     INSERT INTO document_statuses (transaction_id, document_type, requirement, status)
                     SELECT \(new.id), s.document_type, s.requirement, s.status
                     FROM unnest(\(names)::text[], \(requirements)::text[], \(statuses)::text[]) AS s(document_type, requirement, status)
                     """, logger: self.logger)
             }
-            return try await Self.load(connection, new.id, lock: false, logger: self.logger)!
+            guard let created = try await Self.load(connection, new.id, lock: false, logger: self.logger) else {
+                throw StoreError.unknownTransaction(new.id)
+            }
+            return created
         }
     }
 
@@ -253,7 +253,7 @@ public final class PostgresTransactionStore: TransactionStore {
             for try await (id, transactionId, type, fields, source, hash, created) in try await connection.query("""
                 SELECT id, transaction_id, document_type, fields, source, content_hash, created_at FROM documents WHERE id = \(id)
                 """, logger: self.logger).decode((String, String, String, String, String, String, Date).self) {
-                return DocumentRecord(id: id, transactionId: transactionId, type: DocumentType(rawValue: type)!,
+                return DocumentRecord(id: id, transactionId: transactionId, type: try EnumColumn.decode(type),
                                       fields: try JSONDecoder().decode(DocumentFields.self, from: Data(fields.utf8)),
                                       source: source, contentHash: hash, createdAt: created)
             }
@@ -273,7 +273,7 @@ public final class PostgresTransactionStore: TransactionStore {
                 SELECT id, document_type, source, fields FROM documents WHERE transaction_id = \(id) ORDER BY created_at, id
                 """, logger: self.logger).decode((String, String, String, String).self) {
                 let keys = try JSONDecoder().decode(DocumentFields.self, from: Data(fields.utf8)).keys
-                documents.append(.init(id: documentId, type: DocumentType(rawValue: type)!, source: source, keys: keys, submission: nil))
+                documents.append(.init(id: documentId, type: try EnumColumn.decode(type), source: source, keys: keys, submission: nil))
             }
             for index in documents.indices {
                 documents[index].submission = try await Self.submission(connection, documents[index].id, logger: self.logger)
@@ -313,10 +313,10 @@ public final class PostgresTransactionStore: TransactionStore {
             for try await (transactionId, type, status) in try await connection.query("""
                 SELECT transaction_id, document_type, status FROM document_statuses WHERE transaction_id = ANY(\(rows.map(\.0)))
                 """, logger: self.logger).decode((String, String, String).self) {
-                statuses[transactionId, default: [:]][DocumentType(rawValue: type)!] = DocumentStatus(rawValue: status)!
+                statuses[transactionId, default: [:]][try EnumColumn.decode(type) as DocumentType] = try EnumColumn.decode(status)
             }
-            return rows.map { id, status, updated, expires in
-                TransactionSummary(id: id, status: DocumentSubmissionStatus(rawValue: status)!, documents: statuses[id] ?? [:],
+            return try rows.map { id, status, updated, expires in
+                TransactionSummary(id: id, status: try EnumColumn.decode(status), documents: statuses[id] ?? [:],
                                    updatedAt: updated, expiresAt: expires)
             }
         }
@@ -438,7 +438,7 @@ public final class PostgresTransactionStore: TransactionStore {
             documents[type] = status
         }
         let state = TransactionState(policy: policy, documents: documents,
-                                     submissionStatus: DocumentSubmissionStatus(rawValue: row.3)!, expiresAt: row.6)
+                                     submissionStatus: try EnumColumn.decode(row.3), expiresAt: row.6)
         return StoredTransaction(id: row.0, verificationCode: row.1, envId: row.2, state: state, createdAt: row.4,
                                  updatedAt: row.5, signals: row.7, behavior: row.8, riskEvaluation: row.9)
     }
@@ -453,7 +453,7 @@ public final class PostgresTransactionStore: TransactionStore {
                 outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
             RETURNING attempts, outcome, error, updated_at
             """, logger: logger).decode((Int, String, String?, Date).self) {
-            return SubmissionRecord(documentId: documentId, attempts: attempts, outcome: SubmissionOutcome(rawValue: stored)!,
+            return SubmissionRecord(documentId: documentId, attempts: attempts, outcome: try EnumColumn.decode(stored),
                                     error: message, updatedAt: updated)
         }
         throw StoreError.database("the submission was not recorded")
@@ -463,7 +463,7 @@ public final class PostgresTransactionStore: TransactionStore {
         for try await (attempts, outcome, error, updated) in try await connection.query(
             "SELECT attempts, outcome, error, updated_at FROM submissions WHERE document_id = \(documentId)", logger: logger)
             .decode((Int, String, String?, Date).self) {
-            return SubmissionRecord(documentId: documentId, attempts: attempts, outcome: SubmissionOutcome(rawValue: outcome)!,
+            return SubmissionRecord(documentId: documentId, attempts: attempts, outcome: try EnumColumn.decode(outcome),
                                     error: error, updatedAt: updated)
         }
         return nil
@@ -496,5 +496,13 @@ public final class PostgresTransactionStore: TransactionStore {
             return .database(error.serverInfo?[.message] ?? "PostgreSQL error \(error.code)")
         }
         return .database("\(type(of: error))")
+    }
+}
+
+/// Enum columns, read back from their wire spellings.
+enum EnumColumn {
+    static func decode<Value: RawRepresentable>(_ text: String) throws(StoreError) -> Value where Value.RawValue == String {
+        guard let value = Value(rawValue: text) else { throw StoreError.database("the store holds an unknown \(Value.self) value") }
+        return value
     }
 }

@@ -36,18 +36,15 @@ public final class SQLiteTransactionStore: TransactionStore {
 
     // MARK: - Schema
 
-    /// Named migrations: never change one once shipped; add a new one.
-    static let migrator: DatabaseMigrator = {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1-transactions-documents-transitions-submissions") { db in
-            let types = SchemaVocabulary.documentTypes, statuses = SchemaVocabulary.documentStatuses
-            let submissionStatuses = SchemaVocabulary.submissionStatuses, outcomes = SchemaVocabulary.submissionOutcomes
-            try db.execute(sql: """
+    /// Named migrations as frozen SQL: never change one once shipped (a test checksums them), never build one from
+    /// the application's types; add a new one.
+    static let migrations: [(identifier: String, sql: String)] = [
+        ("v1-transactions-documents-transitions-submissions", """
                 CREATE TABLE transactions (
                     id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
                     verificationCode TEXT NOT NULL,
                     envId TEXT,
-                    submissionStatus TEXT NOT NULL CHECK (submissionStatus IN (\(submissionStatuses))),
+                    submissionStatus TEXT NOT NULL CHECK (submissionStatus IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED')),
                     createdAt DATETIME NOT NULL,
                     updatedAt DATETIME NOT NULL,
                     expiresAt DATETIME NOT NULL,
@@ -55,9 +52,9 @@ public final class SQLiteTransactionStore: TransactionStore {
                 );
                 CREATE TABLE documentStatuses (
                     transactionId TEXT NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,
-                    documentType TEXT NOT NULL CHECK (documentType IN (\(types))),
+                    documentType TEXT NOT NULL CHECK (documentType IN ('GOVERNMENT_ID','SELFIE','EMAIL','PHONE','VOICE')),
                     requirement TEXT NOT NULL CHECK (requirement IN ('REQUIRED', 'OPTIONAL')),
-                    status TEXT NOT NULL CHECK (status IN (\(statuses))),
+                    status TEXT NOT NULL CHECK (status IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED')),
                     PRIMARY KEY (transactionId, documentType)
                 );
                 CREATE TABLE documents (
@@ -74,29 +71,33 @@ public final class SQLiteTransactionStore: TransactionStore {
                 CREATE TABLE transitions (
                     sequence INTEGER PRIMARY KEY AUTOINCREMENT,
                     transactionId TEXT NOT NULL REFERENCES transactions(id),
-                    documentType TEXT CHECK (documentType IS NULL OR documentType IN (\(types))),
+                    documentType TEXT CHECK (documentType IS NULL OR documentType IN ('GOVERNMENT_ID','SELFIE','EMAIL','PHONE','VOICE')),
                     fromStatus TEXT NOT NULL,
                     toStatus TEXT NOT NULL,
                     at DATETIME NOT NULL,
                     reason TEXT NOT NULL,
-                    CHECK ((documentType IS NULL AND fromStatus IN (\(submissionStatuses)) AND toStatus IN (\(submissionStatuses)))
-                        OR (documentType IS NOT NULL AND fromStatus IN (\(statuses)) AND toStatus IN (\(statuses))))
+                    CHECK ((documentType IS NULL AND fromStatus IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED') AND toStatus IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED'))
+                        OR (documentType IS NOT NULL AND fromStatus IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED') AND toStatus IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED')))
                 );
                 CREATE INDEX transitionsByTransaction ON transitions(transactionId, sequence);
                 CREATE TABLE submissions (
                     documentId TEXT PRIMARY KEY NOT NULL REFERENCES documents(id),
                     attempts INTEGER NOT NULL CHECK (attempts >= 0),
-                    outcome TEXT NOT NULL CHECK (outcome IN (\(outcomes))),
+                    outcome TEXT NOT NULL CHECK (outcome IN ('PENDING','ACCEPTED','FAILED')),
                     error TEXT,
                     updatedAt DATETIME NOT NULL
                 );
-                """)
-        }
-        migrator.registerMigration("v2-protect-behavior-and-risk") { db in
-            try db.execute(sql: """
+                """),
+        ("v2-protect-behavior-and-risk", """
                 ALTER TABLE transactions ADD COLUMN behavior TEXT;
                 ALTER TABLE transactions ADD COLUMN riskEvaluation TEXT;
-                """)
+                """),
+    ]
+
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        for (identifier, sql) in migrations {
+            migrator.registerMigration(identifier) { db in try db.execute(sql: sql) }
         }
         return migrator
     }()
@@ -108,7 +109,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         var id: String
         var verificationCode: String
         var envId: String?
-        var submissionStatus: String
+        var submissionStatus: DocumentSubmissionStatus
         var createdAt: Date
         var updatedAt: Date
         var expiresAt: Date
@@ -120,16 +121,16 @@ public final class SQLiteTransactionStore: TransactionStore {
     struct StatusRow: Codable, FetchableRecord, PersistableRecord {
         static let databaseTableName = "documentStatuses"
         var transactionId: String
-        var documentType: String
-        var requirement: String
-        var status: String
+        var documentType: DocumentType
+        var requirement: DocumentRequirement
+        var status: DocumentStatus
     }
 
     struct DocumentRow: Codable, FetchableRecord, PersistableRecord {
         static let databaseTableName = "documents"
         var id: String
         var transactionId: String
-        var documentType: String
+        var documentType: DocumentType
         var fields: String
         var source: String
         var contentHash: String
@@ -140,7 +141,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         static let databaseTableName = "transitions"
         var sequence: Int64?
         var transactionId: String
-        var documentType: String?
+        var documentType: DocumentType?
         var fromStatus: String
         var toStatus: String
         var at: Date
@@ -153,7 +154,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         static let databaseTableName = "submissions"
         var documentId: String
         var attempts: Int
-        var outcome: String
+        var outcome: SubmissionOutcome
         var error: String?
         var updatedAt: Date
     }
@@ -165,13 +166,14 @@ public final class SQLiteTransactionStore: TransactionStore {
             if let existing = try Self.load(db, new.id) { return existing }
             let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
             try TransactionRow(id: new.id, verificationCode: new.verificationCode, envId: new.envId,
-                               submissionStatus: state.submissionStatus.rawValue, createdAt: new.createdAt,
+                               submissionStatus: state.submissionStatus, createdAt: new.createdAt,
                                updatedAt: new.createdAt, expiresAt: new.expiresAt, signals: new.signals).insert(db)
             for (type, status) in state.documents {
-                try StatusRow(transactionId: new.id, documentType: type.rawValue,
-                              requirement: state.policy[type]!.rawValue, status: status.rawValue).insert(db)
+                try StatusRow(transactionId: new.id, documentType: type,
+                              requirement: state.policy[type] ?? .optional, status: status).insert(db)
             }
-            return try Self.load(db, new.id)!
+            guard let created = try Self.load(db, new.id) else { throw StoreError.unknownTransaction(new.id) }
+            return created
         }
     }
 
@@ -184,7 +186,7 @@ public final class SQLiteTransactionStore: TransactionStore {
             let (updated, transitions) = try Self.apply(db, .collect, to: document.type, of: transaction,
                                                         reason: "document \(document.id) collected", at: time)
             let fields = String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
-            try DocumentRow(id: document.id, transactionId: document.transactionId, documentType: document.type.rawValue,
+            try DocumentRow(id: document.id, transactionId: document.transactionId, documentType: document.type,
                             fields: fields, source: document.source, contentHash: document.contentHash,
                             createdAt: document.createdAt).insert(db)
             return .collected(updated, transitions)
@@ -204,9 +206,9 @@ public final class SQLiteTransactionStore: TransactionStore {
         try await write { db in
             guard try DocumentRow.exists(db, key: documentId) else { throw StoreError.unknownDocument(documentId) }
             var row = try SubmissionRow.fetchOne(db, key: documentId)
-                ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: SubmissionOutcome.pending.rawValue, updatedAt: time)
+                ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: .pending, updatedAt: time)
             if outcome != .pending { row.attempts += 1 }
-            row.outcome = outcome.rawValue
+            row.outcome = outcome
             row.error = error
             row.updatedAt = time
             try row.save(db)
@@ -222,13 +224,13 @@ public final class SQLiteTransactionStore: TransactionStore {
                 throw StoreError.unknownTransaction(document.transactionId)
             }
             var row = try SubmissionRow.fetchOne(db, key: documentId)
-                ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: SubmissionOutcome.pending.rawValue, updatedAt: time)
+                ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: .pending, updatedAt: time)
             row.attempts += 1
-            row.outcome = (accepted ? SubmissionOutcome.accepted : .failed).rawValue
+            row.outcome = accepted ? .accepted : .failed
             row.error = error
             row.updatedAt = time
             try row.save(db)
-            let (updated, transitions) = try Self.apply(db, accepted ? .process : .reject, to: DocumentType(rawValue: document.documentType)!,
+            let (updated, transitions) = try Self.apply(db, accepted ? .process : .reject, to: document.documentType,
                                                         of: transaction, reason: accepted ? "submission of \(documentId) accepted" : "submission of \(documentId) failed",
                                                         at: time)
             return (updated, Self.record(row), transitions)
@@ -270,7 +272,7 @@ public final class SQLiteTransactionStore: TransactionStore {
     public func document(id: String) async throws(StoreError) -> DocumentRecord? {
         try await read { db in
             guard let row = try DocumentRow.fetchOne(db, key: id) else { return nil }
-            return DocumentRecord(id: row.id, transactionId: row.transactionId, type: DocumentType(rawValue: row.documentType)!,
+            return DocumentRecord(id: row.id, transactionId: row.transactionId, type: row.documentType,
                                   fields: try JSONDecoder().decode(DocumentFields.self, from: Data(row.fields.utf8)),
                                   source: row.source, contentHash: row.contentHash, createdAt: row.createdAt)
         }
@@ -291,7 +293,7 @@ public final class SQLiteTransactionStore: TransactionStore {
                 transaction: transaction,
                 documents: try documents.map { row in
                     let fields = try JSONDecoder().decode(DocumentFields.self, from: Data(row.fields.utf8))
-                    return .init(id: row.id, type: DocumentType(rawValue: row.documentType)!, source: row.source,
+                    return .init(id: row.id, type: row.documentType, source: row.source,
                                  keys: fields.keys, submission: byDocument[row.id])
                 },
                 history: history.map(Self.record))
@@ -301,16 +303,14 @@ public final class SQLiteTransactionStore: TransactionStore {
     public func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
         try await read { db in
             var request = TransactionRow.order(Column("updatedAt").desc, Column("id"))
-            if let status { request = request.filter(Column("submissionStatus") == status.rawValue) }
+            if let status { request = request.filter(Column("submissionStatus") == status) }
             let rows = try request.fetchAll(db)
             let statuses = try StatusRow.filter(rows.map(\.id).contains(Column("transactionId"))).fetchAll(db)
             let grouped = Dictionary(grouping: statuses, by: \.transactionId)
             return rows.map { row in
                 TransactionSummary(
-                    id: row.id, status: DocumentSubmissionStatus(rawValue: row.submissionStatus)!,
-                    documents: Dictionary(uniqueKeysWithValues: (grouped[row.id] ?? []).map {
-                        (DocumentType(rawValue: $0.documentType)!, DocumentStatus(rawValue: $0.status)!)
-                    }),
+                    id: row.id, status: row.submissionStatus,
+                    documents: Dictionary(uniqueKeysWithValues: (grouped[row.id] ?? []).map { ($0.documentType, $0.status) }),
                     updatedAt: row.updatedAt, expiresAt: row.expiresAt)
             }
         }
@@ -322,7 +322,7 @@ public final class SQLiteTransactionStore: TransactionStore {
             try stride(from: 0, to: ids.count, by: 500).reduce(0) { total, start in
                 let slice = Array(ids[start..<min(start + 500, ids.count)])
                 return try total + TransactionRow
-                    .filter(slice.contains(Column("id")) && Column("submissionStatus") == status.rawValue).fetchCount(db)
+                    .filter(slice.contains(Column("id")) && Column("submissionStatus") == status).fetchCount(db)
             }
         }
     }
@@ -348,13 +348,13 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
         for (documentType, status) in next.documents where status != transaction.state.documents[documentType] {
             try db.execute(sql: "UPDATE documentStatuses SET status = ? WHERE transactionId = ? AND documentType = ?",
-                           arguments: [status.rawValue, transaction.id, documentType.rawValue])
+                           arguments: [status, transaction.id, documentType])
         }
         try db.execute(sql: "UPDATE transactions SET submissionStatus = ?, updatedAt = ? WHERE id = ?",
-                       arguments: [next.submissionStatus.rawValue, time, transaction.id])
+                       arguments: [next.submissionStatus, time, transaction.id])
         var records: [TransitionRecord] = []
         for transition in transitions {
-            let documentType: String? = if case .document(let type) = transition.subject { type.rawValue } else { nil }
+            let documentType: DocumentType? = if case .document(let type) = transition.subject { type } else { nil }
             var row = TransitionRow(transactionId: transaction.id, documentType: documentType, fromStatus: transition.from,
                                     toStatus: transition.to, at: time, reason: reason)
             try row.insert(db)
@@ -371,12 +371,11 @@ public final class SQLiteTransactionStore: TransactionStore {
         let statuses = try StatusRow.filter(Column("transactionId") == id).fetchAll(db)
         var policy: [DocumentType: DocumentRequirement] = [:], documents: [DocumentType: DocumentStatus] = [:]
         for status in statuses {
-            let type = DocumentType(rawValue: status.documentType)!
-            policy[type] = DocumentRequirement(rawValue: status.requirement)!
-            documents[type] = DocumentStatus(rawValue: status.status)!
+            policy[status.documentType] = status.requirement
+            documents[status.documentType] = status.status
         }
         let state = TransactionState(policy: policy, documents: documents,
-                                     submissionStatus: DocumentSubmissionStatus(rawValue: row.submissionStatus)!,
+                                     submissionStatus: row.submissionStatus,
                                      expiresAt: row.expiresAt)
         return StoredTransaction(id: row.id, verificationCode: row.verificationCode, envId: row.envId, state: state,
                                  createdAt: row.createdAt, updatedAt: row.updatedAt, signals: row.signals,
@@ -385,13 +384,13 @@ public final class SQLiteTransactionStore: TransactionStore {
 
     private static func record(_ row: TransitionRow) -> TransitionRecord {
         TransitionRecord(sequence: row.sequence ?? 0, transactionId: row.transactionId,
-                         documentType: row.documentType.flatMap(DocumentType.init(rawValue:)),
+                         documentType: row.documentType,
                          from: row.fromStatus, to: row.toStatus, at: row.at, reason: row.reason)
     }
 
     private static func record(_ row: SubmissionRow) -> SubmissionRecord {
         SubmissionRecord(documentId: row.documentId, attempts: row.attempts,
-                         outcome: SubmissionOutcome(rawValue: row.outcome)!, error: row.error, updatedAt: row.updatedAt)
+                         outcome: row.outcome, error: row.error, updatedAt: row.updatedAt)
     }
 
     private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
@@ -420,3 +419,10 @@ public final class SQLiteTransactionStore: TransactionStore {
         return "\(error)"
     }
 }
+
+// Enums stored as their wire spellings: a value the schema's CHECK would refuse never reaches Swift as a crash.
+extension DocumentType: DatabaseValueConvertible {}
+extension DocumentStatus: DatabaseValueConvertible {}
+extension DocumentRequirement: DatabaseValueConvertible {}
+extension DocumentSubmissionStatus: DatabaseValueConvertible {}
+extension SubmissionOutcome: DatabaseValueConvertible {}

@@ -69,6 +69,7 @@ public enum Timestamp {
     }
 
     public static func date(_ text: String) -> Date? {
+        // Not a timestamp with fractions: the other form is tried next.
         (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt).parse(text))
             ?? (try? Date.ISO8601FormatStyle(timeZone: .gmt).parse(text))
     }

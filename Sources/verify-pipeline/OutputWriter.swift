@@ -26,12 +26,14 @@ actor OutputWriter {
     }
 
     func write(_ outcome: DocumentOutcome) {
+        // A result line that cannot be encoded still gets a line, so the reader keeps one line per input.
         var data = (try? encoder.encode(ResultLine(outcome: outcome))) ?? Data(#"{"error":{"code":"submissionError","message":"result could not be encoded"}}"#.utf8)
         data.append(0x0A)
         handle.write(data)
     }
 
     func close() {
+        // Every line was written as it came; a failing close has nothing left to lose.
         if ownsHandle { try? handle.close() }
     }
 }

@@ -111,9 +111,11 @@ enum StatusFormat {
         if let data = transaction.signals {
             object["signals"] = ["data": data, "decoded": jsonObject(SignalsPayload(data: data)) ?? NSNull()]
         }
+        // Stored behavioural data and risk answers are shown parsed when they parse, as text when they do not.
         if let behavior = transaction.behavior { object["behavior"] = (try? JSONSerialization.jsonObject(with: Data(behavior.utf8))) ?? behavior }
         if let risk = transaction.riskEvaluation { object["riskEvaluation"] = (try? JSONSerialization.jsonObject(with: Data(risk.utf8))) ?? risk }
         let options: JSONSerialization.WritingOptions = json ? [.sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        // An object of strings and parsed JSON always serialises.
         let text = (try? JSONSerialization.data(withJSONObject: object, options: options)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         if json || transaction.signals != nil { return text }
         return "Transaction \(transaction.id) has no Protect signals (protect is not enabled in its pipeline)."
@@ -122,6 +124,7 @@ enum StatusFormat {
     private static func jsonObject(_ value: (some Encodable)?) -> Any? {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
+        // The signals payload always encodes, and what was just encoded always parses back.
         guard let value, let data = try? encoder.encode(value) else { return nil }
         return try? JSONSerialization.jsonObject(with: data)
     }
@@ -202,6 +205,7 @@ enum StatusFormat {
     static func encode(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Report structs of strings, numbers and dates always encode.
         return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
