@@ -25,7 +25,8 @@ struct CLIRunner {
         return root.appendingPathComponent(".build/debug/verify-pipeline")
     }()
 
-    static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) throws -> Outcome {
+    static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:],
+                    stdin: String? = nil) throws -> Outcome {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.executableURL = executable
@@ -34,7 +35,13 @@ struct CLIRunner {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        let input = Pipe()
+        if stdin != nil { process.standardInput = input }
         try process.run()
+        if let stdin {
+            input.fileHandleForWriting.write(Data(stdin.utf8))
+            try input.fileHandleForWriting.close()
+        }
         // Read both pipes before waiting so a full pipe cannot stall the child.
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()

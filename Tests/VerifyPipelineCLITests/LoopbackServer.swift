@@ -21,6 +21,8 @@ final class LoopbackServer: Sendable {
         /// Idempotency-Key -> how many times the server accepted (stored) that document: must never exceed 1.
         var accepted: [String: Int] = [:]
         var seen: [String: Int] = [:]
+        /// While set, document requests are read and never answered (a submitter stuck on a dead API).
+        var hanging = false
     }
 
     /// Shared by the server and its connection handlers.
@@ -61,6 +63,10 @@ final class LoopbackServer: Sendable {
     func requests(forKey key: String) -> Int { ledger.withLock { $0.seen[key] ?? 0 } }
     func acceptedCount(forKey key: String) -> Int { ledger.withLock { $0.accepted[key] ?? 0 } }
     var keys: Set<String> { ledger.withLock { Set($0.seen.keys) } }
+    var hanging: Bool {
+        get { ledger.withLock { $0.hanging } }
+        set { ledger.withLock { $0.hanging = newValue } }
+    }
 
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = HTTPServerRequestPart
@@ -100,11 +106,12 @@ final class LoopbackServer: Sendable {
             let key = headers["idempotency-key"] ?? ""
             let transaction = head.uri.split(separator: "/").drop { $0 != "transactions" }.dropFirst().first.map(String.init) ?? ""
             let scenario = transaction.split(separator: "-").first.map(String.init) ?? "accept"
-            let (attempt, alreadyAccepted) = ledger.withLock { ledger -> (Int, Bool) in
+            let (attempt, alreadyAccepted, hanging) = ledger.withLock { ledger -> (Int, Bool, Bool) in
                 ledger.requests.append(request)
                 ledger.seen[key, default: 0] += 1
-                return (ledger.seen[key]!, (ledger.accepted[key] ?? 0) > 0)
+                return (ledger.seen[key, default: 0], (ledger.accepted[key] ?? 0) > 0, ledger.hanging)
             }
+            if hanging { return }
             func accept() { ledger.withLock { $0.accepted[key, default: 0] += 1 } }
             if alreadyAccepted {
                 send(context, status: .conflict, body: #"{"error":"already accepted"}"#)

@@ -32,7 +32,7 @@ struct Intake: Sendable {
                 for try await line in LineSplitter(chunks: chunks, maxLineBytes: StreamLine.maxLineBytes) {
                     number += 1
                     switch line {
-                    case .text(let text) where text.trimmingCharacters(in: .whitespaces).isEmpty:
+                    case .text(let text) where InputLine.isBlank(text):
                         number -= 1
                     case .text(let text):
                         try await admit(StreamLine.parse(text, number: number), into: outlets)

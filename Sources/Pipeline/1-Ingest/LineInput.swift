@@ -6,6 +6,11 @@ import NIOPosix
 enum InputLine: Sendable, Equatable {
     case text(String)
     case tooLong(bytes: Int)
+
+    /// Only spaces and tabs: skipped, and not counted. Stops at the first other byte, so a long line costs nothing.
+    static func isBlank(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
+    }
 }
 
 /// Splits a sequence of byte chunks into lines, in time linear in the input: each byte is searched once, and a

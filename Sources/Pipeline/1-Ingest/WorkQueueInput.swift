@@ -67,7 +67,7 @@ public struct Enqueuer: Sendable {
                 for try await line in LineSplitter(chunks: chunks, maxLineBytes: StreamLine.maxLineBytes) {
                     number += 1
                     switch line {
-                    case .text(let text) where text.trimmingCharacters(in: .whitespaces).isEmpty:
+                    case .text(let text) where InputLine.isBlank(text):
                         number -= 1
                     case .text(let text):
                         results.append(StreamLine.parse(text, number: number))
