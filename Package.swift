@@ -108,14 +108,31 @@ let package = Package(
         .executableTarget(name: "store-burst", dependencies: ["TransactionStore"], path: "Tests/Helpers/store-burst"),
         .testTarget(name: "ProtectTests", dependencies: ["Protect", "TransactionStore", "VerifyModel",
                                                         .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Protect", "Submission"]),
-        .testTarget(
-            name: "VerifyPipelineCLITests",
+        .testTarget(name: "PipelineTests", dependencies: [
+            "Pipeline", "Protect", "Submission",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+        ]),
+        // A real HTTP server on loopback with injectable faults: the submission API in tests.
+        .target(
+            name: "LoopbackServer",
             dependencies: [
-                "verify-pipeline", "TransactionStore", "VerifyModel", "Protect", "PostgresTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/Helpers/LoopbackServer"
+        ),
+        .testTarget(name: "SubmissionTests", dependencies: [
+            "Submission", "VerifyModel", "LoopbackServer",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(
+            name: "VerifyPipelineCLITests",
+            dependencies: [
+                "verify-pipeline", "TransactionStore", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
     ],

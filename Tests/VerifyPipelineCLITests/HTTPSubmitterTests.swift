@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackServer
 import Protect
 import Testing
 import TransactionStore

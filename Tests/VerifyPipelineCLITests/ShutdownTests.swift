@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackServer
 import Testing
 import TransactionStore
 

@@ -9,11 +9,11 @@ import Synchronization
 /// The transaction id's first word picks the fault to inject for a key's first requests:
 /// `accept`, `flaky` (500 twice), `conflict` (409), `bad` (400), `slow` (answers after the client's timeout),
 /// `drop` (accepts, then closes the connection halfway through the response).
-final class LoopbackServer: Sendable {
-    struct Request: Sendable {
-        var path: String
-        var headers: [String: String]
-        var body: Data
+public final class LoopbackServer: Sendable {
+    public struct Request: Sendable {
+        public var path: String
+        public var headers: [String: String]
+        public var body: Data
     }
 
     struct Ledger: Sendable {
@@ -36,10 +36,10 @@ final class LoopbackServer: Sendable {
     private let channel: any Channel
     private let group: MultiThreadedEventLoopGroup
 
-    var port: Int { channel.localAddress?.port ?? 0 }
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var port: Int { channel.localAddress?.port ?? 0 }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    init(latency: TimeAmount = .zero) throws {
+    public init(latency: TimeAmount = .zero) throws {
         self.latency = latency
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let ledger = self.ledger
@@ -54,16 +54,16 @@ final class LoopbackServer: Sendable {
             .bind(host: "127.0.0.1", port: 0).wait()
     }
 
-    func shutdown() {
+    public func shutdown() {
         try? channel.close().wait()
         try? group.syncShutdownGracefully()
     }
 
-    var requests: [Request] { ledger.withLock { $0.requests } }
-    func requests(forKey key: String) -> Int { ledger.withLock { $0.seen[key] ?? 0 } }
-    func acceptedCount(forKey key: String) -> Int { ledger.withLock { $0.accepted[key] ?? 0 } }
-    var keys: Set<String> { ledger.withLock { Set($0.seen.keys) } }
-    var hanging: Bool {
+    public var requests: [Request] { ledger.withLock { $0.requests } }
+    public func requests(forKey key: String) -> Int { ledger.withLock { $0.seen[key] ?? 0 } }
+    public func acceptedCount(forKey key: String) -> Int { ledger.withLock { $0.accepted[key] ?? 0 } }
+    public var keys: Set<String> { ledger.withLock { Set($0.seen.keys) } }
+    public var hanging: Bool {
         get { ledger.withLock { $0.hanging } }
         set { ledger.withLock { $0.hanging = newValue } }
     }

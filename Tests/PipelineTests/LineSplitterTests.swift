@@ -1,0 +1,63 @@
+import AsyncAlgorithms
+import NIOCore
+import Testing
+
+@testable import Pipeline
+
+@Suite("Splitting standard input into NDJSON lines")
+struct LineSplitterTests {
+    func lines(_ text: String, chunkSizes: [Int], maxLineBytes: Int = 1 << 20) async throws -> [InputLine] {
+        var bytes = Array(text.utf8)[...]
+        var chunks: [ByteBuffer] = []
+        var index = 0
+        while !bytes.isEmpty {
+            let size = max(1, chunkSizes[index % chunkSizes.count])
+            chunks.append(ByteBuffer(bytes: bytes.prefix(size)))
+            bytes = bytes.dropFirst(size)
+            index += 1
+        }
+        var result: [InputLine] = []
+        for try await line in LineSplitter(chunks: chunks.async, maxLineBytes: maxLineBytes) { result.append(line) }
+        return result
+    }
+
+    @Test("lines, CRLF endings and a last line without a newline; a blank tail is no line")
+    func basics() async throws {
+        #expect(try await lines("a\nbb\r\nccc", chunkSizes: [1 << 16]) == [.text("a"), .text("bb"), .text("ccc")])
+        #expect(try await lines("a\n \t\r", chunkSizes: [3]) == [.text("a")])
+        #expect(try await lines("", chunkSizes: [1]) == [])
+    }
+
+    @Test("a line over the limit is counted and dropped as it streams past; the next line is read whole")
+    func tooLong() async throws {
+        let long = String(repeating: "x", count: 5_000)
+        #expect(try await lines("\(long)\nok\n\(long)", chunkSizes: [700], maxLineBytes: 1_000)
+                == [.tooLong(bytes: 5_000), .text("ok"), .tooLong(bytes: 5_000)])
+    }
+
+    @Test("any chunking of the same bytes gives the same lines (seeded)", arguments: [1, 7, 42, 2026])
+    func chunking(_ seed: UInt64) async throws {
+        var generator = SeededGenerator(seed: seed)
+        let expected = (0..<200).map { index in
+            String(repeating: "é\(index)", count: Int.random(in: 0...40, using: &generator))
+        }.filter { !$0.isEmpty }
+        let text = expected.joined(separator: "\n") + "\n"
+        let sizes = (0..<64).map { _ in Int.random(in: 1...300, using: &generator) }
+        #expect(try await lines(text, chunkSizes: sizes) == expected.map(InputLine.text), "seed \(seed)")
+    }
+}
+
+/// SplitMix64: reproducible random inputs; the seed is in each failure's message.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
