@@ -71,7 +71,6 @@ let package = Package(
                 "VerifyModel", "ImageDecoding", "BarcodeScanning", "TransactionStore", "Protect", "Submission",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -28,18 +28,7 @@ struct Intake: Sendable {
             }
         case .lines(let descriptor):
             try await ByteInput.withChunks(fileDescriptor: descriptor) { chunks in
-                var number = 0
-                for try await line in LineSplitter(chunks: chunks, maxLineBytes: StreamLine.maxLineBytes) {
-                    number += 1
-                    switch line {
-                    case .text(let text) where InputLine.isBlank(text):
-                        number -= 1
-                    case .text(let text):
-                        try await admit(StreamLine.parse(text, number: number), into: outlets)
-                    case .tooLong(let bytes):
-                        try await admit(.failure(StreamLine.tooLong(bytes, number: number)), into: outlets)
-                    }
-                }
+                try await StreamLine.inputs(in: chunks) { try await admit($0, into: outlets) }
             }
         case .queue(let queueInput):
             try await claim(from: queueInput, into: outlets)

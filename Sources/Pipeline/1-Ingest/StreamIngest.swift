@@ -6,6 +6,25 @@ enum StreamLine {
     /// A longer line is answered with an error line without being held in memory.
     static let maxLineBytes = 256 << 20
 
+    /// Every input of an NDJSON byte stream, in order, as a job or the failure its result line reports; blank
+    /// lines are skipped and not counted.
+    static func inputs(in chunks: ByteInput.ByteChunks,
+                       _ body: (Result<DocumentJob, IngestFailure>) async throws -> Void) async throws {
+        var number = 0
+        for try await line in LineSplitter(chunks: chunks, maxLineBytes: maxLineBytes) {
+            switch line {
+            case .text(let text) where InputLine.isBlank(text):
+                continue
+            case .text(let text):
+                number += 1
+                try await body(parse(text, number: number))
+            case .tooLong(let bytes):
+                number += 1
+                try await body(.failure(tooLong(bytes, number: number)))
+            }
+        }
+    }
+
     static func tooLong(_ bytes: Int, number: Int) -> IngestFailure {
         IngestFailure(sequence: number, inputId: "line-\(number)", source: "stdin:\(number)",
                       failure: DocumentFailure(.invalidKeyMap, "line \(number) is \(bytes) bytes, more than the limit of \(maxLineBytes)"))

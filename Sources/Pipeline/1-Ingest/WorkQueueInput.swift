@@ -63,18 +63,7 @@ public struct Enqueuer: Sendable {
         case .lines(let descriptor):
             results = try await ByteInput.withChunks(fileDescriptor: descriptor) { chunks in
                 var results: [Result<DocumentJob, IngestFailure>] = []
-                var number = 0
-                for try await line in LineSplitter(chunks: chunks, maxLineBytes: StreamLine.maxLineBytes) {
-                    number += 1
-                    switch line {
-                    case .text(let text) where InputLine.isBlank(text):
-                        number -= 1
-                    case .text(let text):
-                        results.append(StreamLine.parse(text, number: number))
-                    case .tooLong(let bytes):
-                        results.append(.failure(StreamLine.tooLong(bytes, number: number)))
-                    }
-                }
+                try await StreamLine.inputs(in: chunks) { results.append($0) }
                 return results
             }
             kind = .stream
