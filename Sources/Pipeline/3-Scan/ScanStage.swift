@@ -39,7 +39,9 @@ struct ScanStage: Sendable {
     let symbologies: Set<BarcodeFormat>
     let resolver: QRResolver
 
-    func callAsFunction(_ document: DecodedDocument, with scanner: BarcodeScanner) async throws(DocumentFailure) -> ScannedDocument {
+    /// Throws `.cancelled` when the run is cancelled while waiting for another document's read of the QR: the
+    /// document is dropped unrecorded, like any other cut short by cancellation.
+    func callAsFunction(_ document: DecodedDocument, with scanner: BarcodeScanner) async throws(StageStop) -> ScannedDocument {
         let job = document.job
         // When the back may also carry the transaction's QR, one pass looks for both.
         var candidateBack: String?
@@ -52,7 +54,7 @@ struct ScanStage: Sendable {
             do {
                 backBarcodes = try scanner.scan(back.bytes, firstPass: back.firstPass, expecting: .formats(wanted))
             } catch {
-                throw DocumentFailure(error, context: "back image")
+                throw .failed(DocumentFailure(error, context: "back image"))
             }
         }
         let transaction: TransactionReference
@@ -73,9 +75,12 @@ struct ScanStage: Sendable {
                     resolver.fulfill(group, with: answer)
                 }
             } catch {
-                throw DocumentFailure(.initiateDocumentTransactionError, "the run stopped before the transaction's QR was read")
+                throw .cancelled
             }
-            transaction = .read(try answer.get())
+            switch answer {
+            case .success(let qr): transaction = .read(qr)
+            case .failure(let failure): throw .failed(failure)
+            }
         }
         return ScannedDocument(job: job, transaction: transaction, images: document.images.mapValues(\.bytes),
                                backBarcodes: backBarcodes, capture: document.capture)

@@ -59,12 +59,6 @@ struct SubmitStage: Sendable {
     }
 }
 
-/// Why a stage gave up on a document: it failed (and is reported), or the run was cancelled (and it is not).
-enum StageStop: Error {
-    case failed(DocumentFailure)
-    case cancelled
-}
-
 /// Builds a document's result line from its transaction as stored.
 struct ResponseBuilder: Sendable {
     /// Leave the base64 images out of the printed results.

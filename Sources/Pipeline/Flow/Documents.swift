@@ -97,3 +97,9 @@ struct InFlight<Value: StageValue>: Sendable {
         DocumentOutcome(input: input, transactionId: value.transactionId, failure: failure)
     }
 }
+
+/// Why a stage gave up on a document: it failed (and is reported), or the run was cancelled (and it is not).
+enum StageStop: Error {
+    case failed(DocumentFailure)
+    case cancelled
+}

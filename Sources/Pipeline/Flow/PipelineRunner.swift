@@ -134,7 +134,7 @@ public struct PipelineRunner: Sendable {
                 return nil
             }
             group.addTask {
-                await Self.stage(workers: self.configuration.decode.workers, from: toDecode, report: toReport) { { item in
+                await Self.stage(workers: self.configuration.decode.workers, from: toDecode) { { item in
                     try await Self.pass(item, through: { job throws(StageStop) in
                         do throws(DocumentFailure) { return try decode(job) } catch { throw .failed(error) }
                     }, to: toScan, report: toReport)
@@ -143,11 +143,11 @@ public struct PipelineRunner: Sendable {
                 return nil
             }
             group.addTask {
-                await Self.stage(workers: self.configuration.scan.workers, from: toScan, report: toReport) {
+                await Self.stage(workers: self.configuration.scan.workers, from: toScan) {
                     let scanner = BarcodeScanner(configuration: scannerConfiguration)
                     return { item in
                         try await Self.pass(item, through: { document throws(StageStop) in
-                            do throws(DocumentFailure) { return try await scan(document, with: scanner) } catch { throw .failed(error) }
+                            try await scan(document, with: scanner)
                         }, to: toParse, report: toReport)
                     }
                 }
@@ -155,7 +155,7 @@ public struct PipelineRunner: Sendable {
                 return nil
             }
             group.addTask {
-                await Self.stage(workers: 1, from: toParse, report: toReport) { { item in
+                await Self.stage(workers: 1, from: toParse) { { item in
                     try await Self.pass(item, through: { document throws(StageStop) in
                         do throws(DocumentFailure) { return try parse(document) } catch { throw .failed(error) }
                     }, to: toTrack, report: toReport)
@@ -164,7 +164,7 @@ public struct PipelineRunner: Sendable {
                 return nil
             }
             group.addTask {
-                await Self.stage(workers: self.configuration.track.workers, from: toTrack, report: toReport) { { item in
+                await Self.stage(workers: self.configuration.track.workers, from: toTrack) { { item in
                     let tracked: TrackedDocument
                     do throws(DocumentFailure) {
                         tracked = try await track(item.value, input: item.input)
@@ -181,7 +181,7 @@ public struct PipelineRunner: Sendable {
                 return nil
             }
             group.addTask {
-                await Self.stage(workers: self.configuration.submit.workers, from: toSubmit, report: toReport) { { item in
+                await Self.stage(workers: self.configuration.submit.workers, from: toSubmit) { { item in
                     do {
                         try await toReport.send(try await submit(item.value, input: item.input))
                     } catch StageStop.failed(let failure) {
@@ -232,7 +232,7 @@ public struct PipelineRunner: Sendable {
     /// Runs `workers` copies of a stage; `makeWork` is called once per worker, inside its task, so that a worker
     /// can own state that must not be shared (a ZBar scanner). A worker ends when its input queue is drained or
     /// when the run is cancelled.
-    static func stage<In: StageValue>(workers: Int, from input: StageQueue<InFlight<In>>, report: StageQueue<DocumentOutcome>,
+    static func stage<In: StageValue>(workers: Int, from input: StageQueue<InFlight<In>>,
                                       makeWork: @escaping @Sendable () -> (InFlight<In>) async throws -> Void) async {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<max(workers, 1) {

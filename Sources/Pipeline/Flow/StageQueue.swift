@@ -121,10 +121,7 @@ final class StageQueue<Element: Sendable>: Sendable {
                         state.bytes -= first.weight
                         return (first.element, state.admitSenders(limits), true)
                     }
-                    // A sender waiting with an element the byte bound refused while the buffer was non-empty.
-                    if let sender = state.senders.popFirst() {
-                        return (sender.element, [sender.continuation], true)
-                    }
+                    // An empty buffer has no waiting senders: the last element out admitted them.
                     if state.finished || Task.isCancelled { return (nil, [], true) }
                     state.receivers.append((id, continuation))
                     return (nil, [], false)
