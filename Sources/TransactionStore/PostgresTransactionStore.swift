@@ -13,6 +13,8 @@ public final class PostgresTransactionStore: TransactionStore {
     let client: PostgresClient
     let logger: Logger
     let location: String
+    private let turns = TransactionTurns()
+    private var core: StoreCore<PostgresTransactionStore> { StoreCore(rows: self, turns: turns) }
 
     init(client: PostgresClient, location: String, logger: Logger) {
         self.client = client
@@ -131,6 +133,10 @@ public final class PostgresTransactionStore: TransactionStore {
                 "CREATE INDEX work_items_by_group ON work_items(batch_id, group_key) WHERE group_key IS NOT NULL",
                 "ALTER TABLE batches DROP COLUMN finished_at",
             ]),
+            // Writes name the version they were decided on (StoreCore): a change by another worker in between is seen.
+            ("v5-transaction-versions", [
+                "ALTER TABLE transactions ADD COLUMN version bigint NOT NULL DEFAULT 0 CHECK (version >= 0)",
+            ]),
     ]
 
     /// Applies the missing migrations; refuses a database that has migrations this version does not know.
@@ -155,91 +161,26 @@ public final class PostgresTransactionStore: TransactionStore {
     // MARK: - TransactionStore
 
     public func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
-        try await transaction { connection in
-            if let existing = try await Self.load(connection, new.id, lock: true, logger: self.logger) { return existing }
-            let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
-            let inserted = try await connection.query("""
-                INSERT INTO transactions (id, verification_code, env_id, submission_status, created_at, updated_at, expires_at, signals)
-                VALUES (\(new.id), \(new.verificationCode), \(new.envId), \(state.submissionStatus.rawValue), \(new.createdAt),
-                        \(new.createdAt), \(new.expiresAt), \(new.signals))
-                ON CONFLICT (id) DO NOTHING RETURNING id
-                """, logger: self.logger).collect()
-            if !inserted.isEmpty {
-                let types = state.documents.keys.sorted { $0.rawValue < $1.rawValue }
-                let names = types.map(\.rawValue), requirements = types.map { (state.policy[$0] ?? .optional).rawValue }
-                let statuses = types.map { (state.documents[$0] ?? .optional).rawValue }
-                try await connection.query("""
-                    INSERT INTO document_statuses (transaction_id, document_type, requirement, status)
-                    SELECT \(new.id), s.document_type, s.requirement, s.status
-                    FROM unnest(\(names)::text[], \(requirements)::text[], \(statuses)::text[]) AS s(document_type, requirement, status)
-                    """, logger: self.logger)
-            }
-            guard let created = try await Self.load(connection, new.id, lock: false, logger: self.logger) else {
-                throw StoreError.unknownTransaction(new.id)
-            }
-            return created
-        }
+        try await core.openTransaction(new)
     }
 
     public func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
-        try await transaction { connection in
-            guard let transaction = try await Self.load(connection, document.transactionId, lock: true, logger: self.logger) else {
-                throw StoreError.unknownTransaction(document.transactionId)
-            }
-            let exists = try await connection.query("SELECT 1 FROM documents WHERE id = \(document.id)", logger: self.logger).collect()
-            if !exists.isEmpty { return .alreadyRecorded(transaction) }
-            let (updated, transitions) = try await Self.apply(connection, .collect, to: document.type, of: transaction,
-                                                              reason: "document \(document.id) collected", at: time, logger: self.logger)
-            let fields = String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
-            try await connection.query("""
-                INSERT INTO documents (id, transaction_id, document_type, fields, source, content_hash, created_at)
-                VALUES (\(document.id), \(document.transactionId), \(document.type.rawValue), \(fields), \(document.source),
-                        \(document.contentHash), \(document.createdAt))
-                """, logger: self.logger)
-            return .collected(updated, transitions)
-        }
+        try await core.collect(document, at: time)
     }
 
     public func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
                       at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
-        try await transaction { connection in
-            guard let transaction = try await Self.load(connection, transactionId, lock: true, logger: self.logger) else {
-                throw StoreError.unknownTransaction(transactionId)
-            }
-            return try await Self.apply(connection, event, to: type, of: transaction, reason: reason, at: time, logger: self.logger)
-        }
+        try await core.apply(event, to: type, of: transactionId, reason: reason, at: time)
     }
 
     public func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?,
                                  at time: Date) async throws(StoreError) -> SubmissionRecord {
-        try await transaction { connection in
-            let exists = try await connection.query("SELECT 1 FROM documents WHERE id = \(documentId)", logger: self.logger).collect()
-            guard !exists.isEmpty else { throw StoreError.unknownDocument(documentId) }
-            return try await Self.upsertSubmission(connection, documentId, outcome: outcome, error: error, at: time, logger: self.logger)
-        }
+        try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)
     }
 
-    public func finishSubmission(documentId: String, accepted: Bool, error: String?, at time: Date) async throws(StoreError)
-        -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
-        try await transaction { connection in
-            var owner: (String, String)?
-            for try await row in try await connection.query(
-                "SELECT transaction_id, document_type FROM documents WHERE id = \(documentId)", logger: self.logger).decode((String, String).self) {
-                owner = row
-            }
-            guard let (transactionId, typeName) = owner, let type = DocumentType(rawValue: typeName) else {
-                throw StoreError.unknownDocument(documentId)
-            }
-            guard let transaction = try await Self.load(connection, transactionId, lock: true, logger: self.logger) else {
-                throw StoreError.unknownTransaction(transactionId)
-            }
-            let record = try await Self.upsertSubmission(connection, documentId, outcome: accepted ? .accepted : .failed,
-                                                         error: error, at: time, logger: self.logger)
-            let (updated, transitions) = try await Self.apply(
-                connection, accepted ? .process : .reject, to: type, of: transaction,
-                reason: accepted ? "submission of \(documentId) accepted" : "submission of \(documentId) failed", at: time, logger: self.logger)
-            return (updated, record, transitions)
-        }
+    public func finishSubmission(documentId: String, of transactionId: String, accepted: Bool, error: String?,
+                                 at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
+        try await core.finishSubmission(documentId: documentId, transactionId: transactionId, accepted: accepted, error: error, at: time)
     }
 
     public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
@@ -262,12 +203,12 @@ public final class PostgresTransactionStore: TransactionStore {
     }
 
     public func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
-        try await withConnection { connection in try await Self.load(connection, id, lock: false, logger: self.logger) }
+        try await withConnection { connection in try await Self.read(connection, transaction: id, document: nil, logger: self.logger)?.transaction }
     }
 
     public func report(id: String) async throws(StoreError) -> TransactionReport? {
         try await withConnection { connection in
-            guard let transaction = try await Self.load(connection, id, lock: false, logger: self.logger) else { return nil }
+            guard let transaction = try await Self.read(connection, transaction: id, document: nil, logger: self.logger)?.transaction else { return nil }
             var documents: [TransactionReport.Document] = []
             for try await (documentId, type, source, fields) in try await connection.query("""
                 SELECT id, document_type, source, fields FROM documents WHERE transaction_id = \(id) ORDER BY created_at, id
@@ -360,103 +301,33 @@ public final class PostgresTransactionStore: TransactionStore {
 
     // MARK: - Helpers
 
-    /// The one place a status changes here too: the model decides; the statuses and history rows are written in
-    /// the caller's database transaction, which holds the transaction row's lock.
-    static func apply(_ connection: PostgresConnection, _ event: DocumentEvent, to type: DocumentType, of transaction: StoredTransaction,
-                      reason: String, at requested: Date, logger: Logger) async throws -> (StoredTransaction, [TransitionRecord]) {
-        let time = max(requested, transaction.updatedAt)
-        let next: TransactionState, transitions: [StatusTransition]
-        do {
-            (next, transitions) = try transaction.state.applying(event, to: type, at: time)
-        } catch {
-            throw StoreError.transition(error)
+    /// The transaction, its document statuses and version, and whether `document` is recorded: one statement, so
+    /// one snapshot (a writer changes all of them in one statement too).
+    static func read(_ connection: PostgresConnection, transaction id: String, document: String?,
+                     logger: Logger) async throws -> TransactionRead? {
+        for try await row in try await connection.execute(ReadTransaction(id: id, document: document), logger: logger) {
+            return try transactionRead(row)
         }
-        for (documentType, status) in next.documents where status != transaction.state.documents[documentType] {
-            try await connection.query("""
-                UPDATE document_statuses SET status = \(status.rawValue)
-                WHERE transaction_id = \(transaction.id) AND document_type = \(documentType.rawValue)
-                """, logger: logger)
-        }
-        try await connection.query("""
-            UPDATE transactions SET submission_status = \(next.submissionStatus.rawValue), updated_at = \(time) WHERE id = \(transaction.id)
-            """, logger: logger)
-        // One statement for all the history rows, inserted (and numbered) in the model's order; "" stands for
-        // the transaction's own moves, which have no document type.
-        let documentTypes = transitions.map { transition -> String in
-            if case .document(let type) = transition.subject { type.rawValue } else { "" }
-        }
-        var sequences: [Int64] = []
-        for try await sequence in try await connection.query("""
-            INSERT INTO transitions (transaction_id, document_type, from_status, to_status, at, reason)
-            SELECT \(transaction.id), NULLIF(t.document_type, ''), t.from_status, t.to_status, \(time), \(reason)
-            FROM unnest(\(documentTypes)::text[], \(transitions.map(\.from))::text[], \(transitions.map(\.to))::text[])
-                 WITH ORDINALITY AS t(document_type, from_status, to_status, position)
-            ORDER BY t.position RETURNING sequence
-            """, logger: logger).decode(Int64.self) {
-            sequences.append(sequence)
-        }
-        let records = zip(sequences.sorted(), zip(documentTypes, transitions)).map { sequence, entry in
-            TransitionRecord(sequence: sequence, transactionId: transaction.id, documentType: DocumentType(rawValue: entry.0),
-                             from: entry.1.from, to: entry.1.to, at: time, reason: reason)
-        }
-        var updated = transaction
-        updated.state = next
-        updated.updatedAt = time
-        return (updated, records)
+        return nil
     }
 
-    /// The transaction with its document statuses. With `lock`, the row is locked first, by a statement of its
-    /// own: under READ COMMITTED only a statement that starts after the lock is granted sees the statuses the
-    /// previous holder wrote (a subquery in the locking statement would read them as they were before).
-    static func load(_ connection: PostgresConnection, _ id: String, lock: Bool, logger: Logger) async throws -> StoredTransaction? {
-        if lock {
-            let rows = try await connection.query("SELECT 1 FROM transactions WHERE id = \(id) FOR UPDATE", logger: logger).collect()
-            if rows.isEmpty { return nil }
-        }
-        let query: PostgresQuery = """
-            SELECT t.id, t.verification_code, t.env_id, t.submission_status, t.created_at, t.updated_at, t.expires_at,
-                   t.signals, t.behavior, t.risk_evaluation,
-                   ARRAY(SELECT d.document_type || ' ' || d.requirement || ' ' || d.status
-                         FROM document_statuses d WHERE d.transaction_id = t.id)
-            FROM transactions t WHERE t.id = \(id)
-            """
-        var found: (String, String, String?, String, Date, Date, Date, String?, String?, String?, [String])?
-        for try await row in try await connection.query(query, logger: logger)
-            .decode((String, String, String?, String, Date, Date, Date, String?, String?, String?, [String]).self) {
-            found = row
-        }
-        guard let row = found else { return nil }
+    static func transactionRead(_ row: TransactionColumns) throws -> TransactionRead {
         var policy: [DocumentType: DocumentRequirement] = [:], documents: [DocumentType: DocumentStatus] = [:]
-        for entry in row.10 {
+        for entry in row.11 {
             // Vocabulary words hold no spaces (the schema's CHECK constraints).
             let words = entry.split(separator: " ").map(String.init)
             guard words.count == 3, let type = DocumentType(rawValue: words[0]),
                   let requirement = DocumentRequirement(rawValue: words[1]), let status = DocumentStatus(rawValue: words[2]) else {
-                throw StoreError.database("transaction \(id) has an unreadable document status")
+                throw StoreError.database("transaction \(row.0) has an unreadable document status")
             }
             policy[type] = requirement
             documents[type] = status
         }
         let state = TransactionState(policy: policy, documents: documents,
                                      submissionStatus: try EnumColumn.decode(row.3), expiresAt: row.6)
-        return StoredTransaction(id: row.0, verificationCode: row.1, envId: row.2, state: state, createdAt: row.4,
-                                 updatedAt: row.5, signals: row.7, behavior: row.8, riskEvaluation: row.9)
-    }
-
-    static func upsertSubmission(_ connection: PostgresConnection, _ documentId: String, outcome: SubmissionOutcome, error: String?,
-                                 at time: Date, logger: Logger) async throws -> SubmissionRecord {
-        let increment = outcome == .pending ? 0 : 1
-        for try await (attempts, stored, message, updated) in try await connection.query("""
-            INSERT INTO submissions (document_id, attempts, outcome, error, updated_at)
-            VALUES (\(documentId), \(increment), \(outcome.rawValue), \(error), \(time))
-            ON CONFLICT (document_id) DO UPDATE SET attempts = submissions.attempts + \(increment),
-                outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
-            RETURNING attempts, outcome, error, updated_at
-            """, logger: logger).decode((Int, String, String?, Date).self) {
-            return SubmissionRecord(documentId: documentId, attempts: attempts, outcome: try EnumColumn.decode(stored),
-                                    error: message, updatedAt: updated)
-        }
-        throw StoreError.database("the submission was not recorded")
+        let transaction = StoredTransaction(id: row.0, verificationCode: row.1, envId: row.2, state: state, createdAt: row.4,
+                                            updatedAt: row.5, signals: row.7, behavior: row.8, riskEvaluation: row.9)
+        return TransactionRead(transaction: transaction, version: row.10, documentRecorded: row.12)
     }
 
     static func submission(_ connection: PostgresConnection, _ documentId: String, logger: Logger) async throws -> SubmissionRecord? {
@@ -496,6 +367,72 @@ public final class PostgresTransactionStore: TransactionStore {
             return .database(error.serverInfo?[.message] ?? "PostgreSQL error \(error.code)")
         }
         return .database("\(type(of: error))")
+    }
+}
+
+extension PostgresTransactionStore: StoreRows {
+    func read(transaction id: String, document: String?) async throws(StoreError) -> TransactionRead? {
+        try await withConnection { connection in
+            try await Self.read(connection, transaction: id, document: document, logger: self.logger)
+        }
+    }
+
+    func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRead, DocumentType)? {
+        try await withConnection { connection in
+            for try await (columns, documentType) in try await connection.execute(ReadDocumentOwner(documentId: documentId), logger: self.logger) {
+                return (try Self.transactionRead(columns), try EnumColumn.decode(documentType))
+            }
+            return nil
+        }
+    }
+
+    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> Bool {
+        try await withConnection { connection in
+            for try await inserted in try await connection.execute(InsertTransaction(new: new, state: state), logger: self.logger) {
+                return inserted == 1
+            }
+            return false
+        }
+    }
+
+    func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange? {
+        let fields = try change.document.map { document throws(StoreError) in
+            do {
+                return String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
+            } catch {
+                throw StoreError.database("the document's fields could not be encoded")
+            }
+        }
+        return try await withConnection { connection in
+            let statement = WriteStatusChange(change: change, fields: fields)
+            for try await (moved, sequences, attempts, outcome, error, updated) in try await connection.execute(statement, logger: self.logger) {
+                guard moved == 1 else { return nil }
+                var record: SubmissionRecord?
+                if let submission = change.submission, let attempts, let outcome, let updated {
+                    record = SubmissionRecord(documentId: submission.documentId, attempts: attempts,
+                                              outcome: try EnumColumn.decode(outcome), error: error, updatedAt: updated)
+                }
+                return WrittenChange(sequences: sequences, submission: record)
+            }
+            return nil
+        }
+    }
+
+    func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws(StoreError) -> SubmissionRecord {
+        let increment = end.outcome == .pending ? 0 : 1
+        return try await withConnection { connection in
+            for try await (attempts, stored, message, updated) in try await connection.query("""
+                INSERT INTO submissions (document_id, attempts, outcome, error, updated_at)
+                SELECT id, \(increment), \(end.outcome.rawValue), \(end.error), \(time) FROM documents WHERE id = \(end.documentId)
+                ON CONFLICT (document_id) DO UPDATE SET attempts = submissions.attempts + \(increment),
+                    outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
+                RETURNING attempts, outcome, error, updated_at
+                """, logger: self.logger).decode((Int, String, String?, Date).self) {
+                return SubmissionRecord(documentId: end.documentId, attempts: attempts, outcome: try EnumColumn.decode(stored),
+                                        error: message, updatedAt: updated)
+            }
+            throw StoreError.unknownDocument(end.documentId)
+        }
     }
 }
 

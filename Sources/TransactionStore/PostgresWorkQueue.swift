@@ -18,7 +18,7 @@ struct PostgresWorkQueue: WorkQueue {
     var logger: Logger { store.logger }
 
     func createBatch(_ kind: WorkBatchKind) async throws(StoreError) -> Int64 {
-        try await store.transaction { connection in
+        try await store.withConnection { connection in
             for try await id in try await connection.query(
                 "INSERT INTO batches (kind, created_at) VALUES (\(kind.rawValue), \(Date())) RETURNING id", logger: logger).decode(Int64.self) {
                 return id
@@ -47,17 +47,10 @@ struct PostgresWorkQueue: WorkQueue {
 
     /// Claims up to `limit` items that are queued, or whose lease has run out.
     func claim(owner: String, limit: Int, lease: Duration) async throws(StoreError) -> [WorkItem] {
-        try await store.transaction { connection in
+        try await store.withConnection { connection in
             var items: [WorkItem] = []
-            for try await (id, batch, kind, group, job) in try await connection.query("""
-                UPDATE work_items SET state = 'CLAIMED', lease_owner = \(owner),
-                    lease_expires_at = now() + \(Self.seconds(lease)) * interval '1 second', claims = claims + 1
-                WHERE id IN (
-                    SELECT id FROM work_items
-                    WHERE state = 'QUEUED' OR (state = 'CLAIMED' AND lease_expires_at < now())
-                    ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                RETURNING id, batch_id, kind, group_key, job
-                """, logger: logger).decode((Int64, Int64, String, String?, String).self) {
+            let statement = ClaimWorkItems(owner: owner, leaseSeconds: Self.seconds(lease), limit: limit)
+            for try await (id, batch, kind, group, job) in try await connection.execute(statement, logger: logger) {
                 guard let kind = WorkItemKind(rawValue: kind) else { throw StoreError.database("work item \(id) has an unknown kind") }
                 items.append(WorkItem(id: id, batch: batch, kind: kind, group: group, job: job))
             }
@@ -67,7 +60,7 @@ struct PostgresWorkQueue: WorkQueue {
 
     /// Renews the leases of every item `owner` holds.
     func heartbeat(owner: String, lease: Duration) async throws(StoreError) {
-        try await store.transaction { connection in
+        try await store.withConnection { connection in
             _ = try await connection.query("""
                 UPDATE work_items SET lease_expires_at = now() + \(Self.seconds(lease)) * interval '1 second'
                 WHERE state = 'CLAIMED' AND lease_owner = \(owner)
@@ -78,33 +71,14 @@ struct PostgresWorkQueue: WorkQueue {
     /// Marks an item done. The first completion of a group's last open document queues the group's end;
     /// completing an item that is already done changes nothing.
     func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError) {
-        try await store.transaction { connection in
-            var done: (batch: Int64, kind: String, group: String?)?
-            for try await row in try await connection.query("""
-                UPDATE work_items SET state = 'DONE', lease_owner = NULL, lease_expires_at = NULL,
-                    transaction_id = \(transactionId), result = \(result)
-                WHERE id = \(item) AND state <> 'DONE' RETURNING batch_id, kind, group_key
-                """, logger: logger).decode((Int64, String, String?).self) {
-                done = row
-            }
-            guard let done, done.kind == WorkItemKind.document.rawValue, let group = done.group else { return }
-            // The group's row lock makes concurrent completions of its documents take turns: exactly one sees zero.
-            let open = try await connection.query("""
-                UPDATE work_groups SET open_items = open_items - 1
-                WHERE batch_id = \(done.batch) AND group_key = \(group) RETURNING open_items
-                """, logger: logger).collect().first?.decode(Int.self)
-            if open == 0 {
-                try await connection.query("""
-                    INSERT INTO work_items (batch_id, job, state, kind, group_key)
-                    VALUES (\(done.batch), \("end of " + group), 'QUEUED', 'group-end', \(group))
-                    """, logger: logger)
-            }
+        try await store.withConnection { connection in
+            _ = try await connection.execute(CompleteWorkItem(item: item, transactionId: transactionId, result: result), logger: logger)
         }
     }
 
     /// Gives a claimed item back to the queue, for another attempt.
     func release(_ item: Int64) async throws(StoreError) {
-        try await store.transaction { connection in
+        try await store.withConnection { connection in
             _ = try await connection.query("""
                 UPDATE work_items SET state = 'QUEUED', lease_owner = NULL, lease_expires_at = NULL
                 WHERE id = \(item) AND state = 'CLAIMED'
@@ -116,10 +90,7 @@ struct PostgresWorkQueue: WorkQueue {
     func transactions(ofGroup group: String, batch: Int64) async throws(StoreError) -> [String] {
         try await store.withConnection { connection in
             var ids: [String] = []
-            for try await id in try await connection.query("""
-                SELECT DISTINCT transaction_id FROM work_items
-                WHERE batch_id = \(batch) AND group_key = \(group) AND kind = 'document' AND transaction_id IS NOT NULL ORDER BY 1
-                """, logger: logger).decode(String.self) {
+            for try await id in try await connection.execute(GroupTransactions(batch: batch, group: group), logger: logger) {
                 ids.append(id)
             }
             return ids
@@ -137,4 +108,86 @@ struct PostgresWorkQueue: WorkQueue {
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
+}
+
+struct ClaimWorkItems: PostgresPreparedStatement {
+    static let sql = """
+        UPDATE work_items SET state = 'CLAIMED', lease_owner = $1, lease_expires_at = now() + $2 * interval '1 second',
+            claims = claims + 1
+        WHERE id IN (
+            SELECT id FROM work_items
+            WHERE state = 'QUEUED' OR (state = 'CLAIMED' AND lease_expires_at < now())
+            ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING id, batch_id, kind, group_key, job
+        """
+    static let bindingDataTypes: [PostgresDataType] = [.text, .float8, .int8]
+    typealias Row = (Int64, Int64, String, String?, String)
+
+    var owner: String
+    var leaseSeconds: Double
+    var limit: Int
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(owner)
+        bindings.append(leaseSeconds)
+        bindings.append(limit)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// One statement: the group's row lock makes concurrent completions of its documents take turns, and exactly one
+/// of them sees the count reach zero and queues the group's end.
+struct CompleteWorkItem: PostgresPreparedStatement {
+    static let sql = """
+        WITH done AS (
+            UPDATE work_items SET state = 'DONE', lease_owner = NULL, lease_expires_at = NULL, transaction_id = $2, result = $3
+            WHERE id = $1 AND state <> 'DONE' RETURNING batch_id, kind, group_key
+        ), counted AS (
+            UPDATE work_groups g SET open_items = g.open_items - 1 FROM done
+            WHERE done.kind = 'document' AND g.batch_id = done.batch_id AND g.group_key = done.group_key
+            RETURNING g.batch_id, g.group_key, g.open_items
+        )
+        INSERT INTO work_items (batch_id, job, state, kind, group_key)
+        SELECT batch_id, 'end of ' || group_key, 'QUEUED', 'group-end', group_key FROM counted WHERE open_items = 0
+        """
+    static let bindingDataTypes: [PostgresDataType] = [.int8, .text, .text]
+    typealias Row = ()
+
+    var item: Int64
+    var transactionId: String?
+    var result: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(item)
+        bindings.append(transactionId)
+        bindings.append(result)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {}
+}
+
+struct GroupTransactions: PostgresPreparedStatement {
+    static let sql = """
+        SELECT DISTINCT transaction_id FROM work_items
+        WHERE batch_id = $1 AND group_key = $2 AND kind = 'document' AND transaction_id IS NOT NULL ORDER BY 1
+        """
+    static let bindingDataTypes: [PostgresDataType] = [.int8, .text]
+    typealias Row = String
+
+    var batch: Int64
+    var group: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(batch)
+        bindings.append(group)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
 }

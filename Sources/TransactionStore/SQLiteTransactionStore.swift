@@ -7,6 +7,8 @@ import VerifyModel
 public final class SQLiteTransactionStore: TransactionStore {
     public let path: String
     private let pool: DatabasePool
+    private let turns = TransactionTurns()
+    private var core: StoreCore<SQLiteTransactionStore> { StoreCore(rows: self, turns: turns) }
 
     /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open.
     public init(path: String, create: Bool = true) throws(StoreError) {
@@ -92,6 +94,10 @@ public final class SQLiteTransactionStore: TransactionStore {
                 ALTER TABLE transactions ADD COLUMN behavior TEXT;
                 ALTER TABLE transactions ADD COLUMN riskEvaluation TEXT;
                 """),
+        // Writes name the version they were decided on (StoreCore): another process's change in between is seen.
+        ("v3-transaction-versions", """
+                ALTER TABLE transactions ADD COLUMN version INTEGER NOT NULL DEFAULT 0 CHECK (version >= 0);
+                """),
     ]
 
     static let migrator: DatabaseMigrator = {
@@ -116,6 +122,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         var signals: String?
         var behavior: String?
         var riskEvaluation: String?
+        var version: Int64
     }
 
     struct StatusRow: Codable, FetchableRecord, PersistableRecord {
@@ -162,79 +169,26 @@ public final class SQLiteTransactionStore: TransactionStore {
     // MARK: - TransactionStore
 
     public func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
-        try await write { db in
-            if let existing = try Self.load(db, new.id) { return existing }
-            let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
-            try TransactionRow(id: new.id, verificationCode: new.verificationCode, envId: new.envId,
-                               submissionStatus: state.submissionStatus, createdAt: new.createdAt,
-                               updatedAt: new.createdAt, expiresAt: new.expiresAt, signals: new.signals).insert(db)
-            for (type, status) in state.documents {
-                try StatusRow(transactionId: new.id, documentType: type,
-                              requirement: state.policy[type] ?? .optional, status: status).insert(db)
-            }
-            guard let created = try Self.load(db, new.id) else { throw StoreError.unknownTransaction(new.id) }
-            return created
-        }
+        try await core.openTransaction(new)
     }
 
     public func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
-        try await write { db in
-            guard let transaction = try Self.load(db, document.transactionId) else {
-                throw StoreError.unknownTransaction(document.transactionId)
-            }
-            if try DocumentRow.exists(db, key: document.id) { return .alreadyRecorded(transaction) }
-            let (updated, transitions) = try Self.apply(db, .collect, to: document.type, of: transaction,
-                                                        reason: "document \(document.id) collected", at: time)
-            let fields = String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
-            try DocumentRow(id: document.id, transactionId: document.transactionId, documentType: document.type,
-                            fields: fields, source: document.source, contentHash: document.contentHash,
-                            createdAt: document.createdAt).insert(db)
-            return .collected(updated, transitions)
-        }
+        try await core.collect(document, at: time)
     }
 
     public func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
                       at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
-        try await write { db in
-            guard let transaction = try Self.load(db, transactionId) else { throw StoreError.unknownTransaction(transactionId) }
-            return try Self.apply(db, event, to: type, of: transaction, reason: reason, at: time)
-        }
+        try await core.apply(event, to: type, of: transactionId, reason: reason, at: time)
     }
 
     public func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?,
                                  at time: Date) async throws(StoreError) -> SubmissionRecord {
-        try await write { db in
-            guard try DocumentRow.exists(db, key: documentId) else { throw StoreError.unknownDocument(documentId) }
-            var row = try SubmissionRow.fetchOne(db, key: documentId)
-                ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: .pending, updatedAt: time)
-            if outcome != .pending { row.attempts += 1 }
-            row.outcome = outcome
-            row.error = error
-            row.updatedAt = time
-            try row.save(db)
-            return Self.record(row)
-        }
+        try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)
     }
 
-    public func finishSubmission(documentId: String, accepted: Bool, error: String?, at time: Date) async throws(StoreError)
-        -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
-        try await write { db in
-            guard let document = try DocumentRow.fetchOne(db, key: documentId) else { throw StoreError.unknownDocument(documentId) }
-            guard let transaction = try Self.load(db, document.transactionId) else {
-                throw StoreError.unknownTransaction(document.transactionId)
-            }
-            var row = try SubmissionRow.fetchOne(db, key: documentId)
-                ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: .pending, updatedAt: time)
-            row.attempts += 1
-            row.outcome = accepted ? .accepted : .failed
-            row.error = error
-            row.updatedAt = time
-            try row.save(db)
-            let (updated, transitions) = try Self.apply(db, accepted ? .process : .reject, to: document.documentType,
-                                                        of: transaction, reason: accepted ? "submission of \(documentId) accepted" : "submission of \(documentId) failed",
-                                                        at: time)
-            return (updated, Self.record(row), transitions)
-        }
+    public func finishSubmission(documentId: String, of transactionId: String, accepted: Bool, error: String?,
+                                 at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
+        try await core.finishSubmission(documentId: documentId, transactionId: transactionId, accepted: accepted, error: error, at: time)
     }
 
     public func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
@@ -334,39 +288,11 @@ public final class SQLiteTransactionStore: TransactionStore {
 
     // MARK: - Helpers
 
-    /// The one place a status changes: the model decides, and the new statuses and their history rows are
-    /// written in the caller's database transaction.
-    private static func apply(_ db: Database, _ event: DocumentEvent, to type: DocumentType, of transaction: StoredTransaction,
-                              reason: String, at requested: Date) throws -> (StoredTransaction, [TransitionRecord]) {
-        // Callers take the time before their write waits its turn: keep each transaction's history in time order.
-        let time = max(requested, transaction.updatedAt)
-        let next: TransactionState, transitions: [StatusTransition]
-        do {
-            (next, transitions) = try transaction.state.applying(event, to: type, at: time)
-        } catch {
-            throw StoreError.transition(error)
-        }
-        for (documentType, status) in next.documents where status != transaction.state.documents[documentType] {
-            try db.execute(sql: "UPDATE documentStatuses SET status = ? WHERE transactionId = ? AND documentType = ?",
-                           arguments: [status, transaction.id, documentType])
-        }
-        try db.execute(sql: "UPDATE transactions SET submissionStatus = ?, updatedAt = ? WHERE id = ?",
-                       arguments: [next.submissionStatus, time, transaction.id])
-        var records: [TransitionRecord] = []
-        for transition in transitions {
-            let documentType: DocumentType? = if case .document(let type) = transition.subject { type } else { nil }
-            var row = TransitionRow(transactionId: transaction.id, documentType: documentType, fromStatus: transition.from,
-                                    toStatus: transition.to, at: time, reason: reason)
-            try row.insert(db)
-            records.append(record(row))
-        }
-        var updated = transaction
-        updated.state = next
-        updated.updatedAt = time
-        return (updated, records)
+    private static func load(_ db: Database, _ id: String) throws -> StoredTransaction? {
+        try read(db, id)?.transaction
     }
 
-    private static func load(_ db: Database, _ id: String) throws -> StoredTransaction? {
+    private static func read(_ db: Database, _ id: String) throws -> TransactionRead? {
         guard let row = try TransactionRow.fetchOne(db, key: id) else { return nil }
         let statuses = try StatusRow.filter(Column("transactionId") == id).fetchAll(db)
         var policy: [DocumentType: DocumentRequirement] = [:], documents: [DocumentType: DocumentStatus] = [:]
@@ -377,9 +303,21 @@ public final class SQLiteTransactionStore: TransactionStore {
         let state = TransactionState(policy: policy, documents: documents,
                                      submissionStatus: row.submissionStatus,
                                      expiresAt: row.expiresAt)
-        return StoredTransaction(id: row.id, verificationCode: row.verificationCode, envId: row.envId, state: state,
-                                 createdAt: row.createdAt, updatedAt: row.updatedAt, signals: row.signals,
-                                 behavior: row.behavior, riskEvaluation: row.riskEvaluation)
+        let transaction = StoredTransaction(id: row.id, verificationCode: row.verificationCode, envId: row.envId, state: state,
+                                            createdAt: row.createdAt, updatedAt: row.updatedAt, signals: row.signals,
+                                            behavior: row.behavior, riskEvaluation: row.riskEvaluation)
+        return TransactionRead(transaction: transaction, version: row.version)
+    }
+
+    private static func saveSubmission(_ db: Database, _ end: SubmissionEnd, at time: Date) throws -> SubmissionRecord {
+        var row = try SubmissionRow.fetchOne(db, key: end.documentId)
+            ?? SubmissionRow(documentId: end.documentId, attempts: 0, outcome: .pending, updatedAt: time)
+        if end.outcome != .pending { row.attempts += 1 }
+        row.outcome = end.outcome
+        row.error = end.error
+        row.updatedAt = time
+        try row.save(db)
+        return record(row)
     }
 
     private static func record(_ row: TransitionRow) -> TransitionRecord {
@@ -393,7 +331,7 @@ public final class SQLiteTransactionStore: TransactionStore {
                          outcome: row.outcome, error: row.error, updatedAt: row.updatedAt)
     }
 
-    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
             return try await pool.write(body)
         } catch let error as StoreError {
@@ -403,7 +341,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
             return try await pool.read(body)
         } catch let error as StoreError {
@@ -417,6 +355,73 @@ public final class SQLiteTransactionStore: TransactionStore {
     private static func describe(_ error: any Error) -> String {
         if let error = error as? DatabaseError { return error.message ?? "SQLite error \(error.resultCode)" }
         return "\(error)"
+    }
+}
+
+extension SQLiteTransactionStore: StoreRows {
+    func read(transaction id: String, document: String?) async throws(StoreError) -> TransactionRead? {
+        try await read { db in
+            guard var read = try Self.read(db, id) else { return nil }
+            if let document { read.documentRecorded = try DocumentRow.exists(db, key: document) }
+            return read
+        }
+    }
+
+    func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRead, DocumentType)? {
+        try await read { db in
+            guard let document = try DocumentRow.fetchOne(db, key: documentId) else { return nil }
+            guard let read = try Self.read(db, document.transactionId) else { throw StoreError.unknownTransaction(document.transactionId) }
+            return (read, document.documentType)
+        }
+    }
+
+    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> Bool {
+        try await write { db in
+            guard try !TransactionRow.exists(db, key: new.id) else { return false }
+            try TransactionRow(id: new.id, verificationCode: new.verificationCode, envId: new.envId,
+                               submissionStatus: state.submissionStatus, createdAt: new.createdAt,
+                               updatedAt: new.createdAt, expiresAt: new.expiresAt, signals: new.signals, version: 0).insert(db)
+            for (type, status) in state.documents {
+                try StatusRow(transactionId: new.id, documentType: type,
+                              requirement: state.policy[type] ?? .optional, status: status).insert(db)
+            }
+            return true
+        }
+    }
+
+    func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange? {
+        try await write { db in
+            try db.execute(sql: "UPDATE transactions SET submissionStatus = ?, updatedAt = ?, version = version + 1 WHERE id = ? AND version = ?",
+                           arguments: [change.submissionStatus, change.time, change.transactionId, change.version])
+            guard db.changesCount == 1 else { return nil }
+            for (type, status) in change.statuses {
+                try db.execute(sql: "UPDATE documentStatuses SET status = ? WHERE transactionId = ? AND documentType = ?",
+                               arguments: [status, change.transactionId, type])
+            }
+            var sequences: [Int64] = []
+            for transition in change.transitions {
+                let documentType: DocumentType? = if case .document(let type) = transition.subject { type } else { nil }
+                var row = TransitionRow(transactionId: change.transactionId, documentType: documentType, fromStatus: transition.from,
+                                        toStatus: transition.to, at: change.time, reason: change.reason)
+                try row.insert(db)
+                sequences.append(row.sequence ?? 0)
+            }
+            if let document = change.document {
+                let fields = String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
+                try DocumentRow(id: document.id, transactionId: document.transactionId, documentType: document.type,
+                                fields: fields, source: document.source, contentHash: document.contentHash,
+                                createdAt: document.createdAt).insert(db)
+            }
+            let submission = try change.submission.map { end in try Self.saveSubmission(db, end, at: change.time) }
+            return WrittenChange(sequences: sequences, submission: submission)
+        }
+    }
+
+    func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws(StoreError) -> SubmissionRecord {
+        try await write { db in
+            guard try DocumentRow.exists(db, key: end.documentId) else { throw StoreError.unknownDocument(end.documentId) }
+            return try Self.saveSubmission(db, end, at: time)
+        }
     }
 }
 

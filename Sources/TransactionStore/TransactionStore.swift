@@ -135,6 +135,8 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
     /// The store was written by a newer verify-pipeline.
     case newerSchema(String)
     case database(String)
+    /// The task was cancelled while it waited to write.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -144,6 +146,7 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
         case .cannotOpen(let reason): "cannot open the store: \(reason)"
         case .newerSchema(let location): "the store at \(location) was written by a newer verify-pipeline; upgrade to read it"
         case .database(let message): "store error: \(message)"
+        case .cancelled: "the store write was cancelled before it started"
         }
     }
 
@@ -174,8 +177,8 @@ public protocol TransactionStore: Sendable {
     func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError) -> SubmissionRecord
     /// Records a submission's end and moves the document in the same database transaction: accepted ->
     /// PROCESSED; failed permanently -> back to its policy status. A crash cannot separate the two.
-    func finishSubmission(documentId: String, accepted: Bool, error: String?, at time: Date) async throws(StoreError)
-        -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
+    func finishSubmission(documentId: String, of transactionId: String, accepted: Bool, error: String?, at time: Date)
+        async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
     func submission(documentId: String) async throws(StoreError) -> SubmissionRecord?
     /// Stores the transaction's signals payload unless it has one: the first one set is kept, and returned.
     func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String

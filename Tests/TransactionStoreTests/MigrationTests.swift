@@ -18,6 +18,7 @@ struct MigrationTests {
         #expect(shipped == [
             "v1-transactions-documents-transitions-submissions d7eaa2d3318e1405d3fbfbe0c218a8bfd77fd9682f6c35259620104451893f4b",
             "v2-protect-behavior-and-risk 78e88843fdb0d60e0e5cadebea86570ef3d97f409e5b234c698596c3a7df8ecc",
+            "v3-transaction-versions a31f8115aaa3fe0723c5e3bce3c4287ade665cf2e71313a79ef39c9ed90d1219",
         ])
     }
 
@@ -29,6 +30,7 @@ struct MigrationTests {
             "v2-protect-behavior-and-risk 10fd0cfc529a3dd76b180b3db3744ea0848f3a04319ef03c905c24b4d3321f1b",
             "v3-work-queue 27730b944afc898691e94cca3579231c4c6ef930faf7a3133f33074ecbb3dd75",
             "v4-work-groups 2051d6793c3c83a8e21f7d119f7df1c77d5e1f226d511281a20f474da2fcbdd3",
+            "v5-transaction-versions 02718b98836f3b7e2a49784695b174c5ae536e241b83e2da4193eda3a814c2f4",
         ])
     }
 }

@@ -137,7 +137,7 @@ struct StoreTests {
             _ = try await store.openTransaction(newTransaction("t1"))
             _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
             _ = try await store.recordSubmission(documentId: "d1", outcome: .failed, error: "HTTP 503", at: t0)
-            let (transaction, record, transitions) = try await store.finishSubmission(documentId: "d1", accepted: true, error: nil, at: t0)
+            let (transaction, record, transitions) = try await store.finishSubmission(documentId: "d1", of: "t1", accepted: true, error: nil, at: t0)
             #expect(record.attempts == 2 && record.outcome == .accepted && record.error == nil)
             #expect(transaction.state.documents[.governmentId] == .processed)
             #expect(transitions.first?.to == "PROCESSED")

@@ -33,7 +33,7 @@ struct SubmitStage: Sendable {
         await signals.retried(request.transactionId, times: result.attempts - 1)
         let error: DocumentSubmissionError? = if case .failed(let error, _) = result { error } else { nil }
         do {
-            let (updated, _, _) = try await store.finishSubmission(documentId: documentId, accepted: error == nil,
+            let (updated, _, _) = try await store.finishSubmission(documentId: documentId, of: request.transactionId, accepted: error == nil,
                                                                    error: error?.description, at: now())
             await signals.statusChanged(updated)
             var outcome = responses.outcome(input, type: assembled.job.type, documentId: documentId, fields: assembled.fields, updated)

@@ -1,0 +1,175 @@
+import Foundation
+import VerifyModel
+
+/// What a backend reads for a decision: the transaction, with the version its row had, and whether a
+/// document id is already recorded.
+struct TransactionRead: Sendable {
+    var transaction: StoredTransaction
+    /// Bumped by every status change; a write names the version it was decided on.
+    var version: Int64
+    var documentRecorded = false
+}
+
+/// A status change decided by the model, for a backend to write in one database transaction: the changed
+/// statuses, the history rows, and the document or submission row that goes with them.
+struct StatusChange: Sendable {
+    var transactionId: String
+    /// The version the change was decided on: the write is refused when the row has moved on.
+    var version: Int64
+    var statuses: [(DocumentType, DocumentStatus)]
+    var submissionStatus: DocumentSubmissionStatus
+    var time: Date
+    var transitions: [StatusTransition]
+    var reason: String
+    /// A new document, stored with its move to COLLECTED.
+    var document: DocumentRecord?
+    /// A submission's end, recorded with the document's move (one more attempt).
+    var submission: SubmissionEnd?
+}
+
+struct SubmissionEnd: Sendable {
+    var documentId: String
+    var outcome: SubmissionOutcome
+    var error: String?
+}
+
+/// What the backend wrote: the history rows' sequence numbers, in the change's order, and the submission row.
+struct WrittenChange: Sendable {
+    var sequences: [Int64]
+    var submission: SubmissionRecord?
+}
+
+/// The rows of a store: reads, and writes of what `StoreCore` decided. SQLite (GRDB) and PostgreSQL
+/// (postgres-nio) implement it; neither decides anything.
+protocol StoreRows: Sendable {
+    /// The transaction, and whether `document` is recorded (nil: not asked).
+    func read(transaction id: String, document: String?) async throws(StoreError) -> TransactionRead?
+    /// The transaction that owns a document, and the document's type.
+    func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRead, DocumentType)?
+    /// Inserts the transaction and its document statuses unless it exists; true when this call inserted it.
+    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> Bool
+    /// Writes the change in one database transaction if the transaction is still at `change.version`
+    /// (and bumps it); nil when another writer moved it on first, having written nothing.
+    func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange?
+    /// Records an attempt without a status change (one more attempt unless it is PENDING).
+    func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws(StoreError) -> SubmissionRecord
+}
+
+/// The store's logic, written once over `StoreRows`: the model decides every status change, the backend writes
+/// it. Writes are optimistic: a change names the version it was decided on, and when another writer (a task, or
+/// another process on the same store) got there first, the core reads again and decides afresh. No database
+/// transaction spans a decision, so a change costs PostgreSQL one statement and SQLite one `write { }`.
+struct StoreCore<Rows: StoreRows>: Sendable {
+    let rows: Rows
+    /// The store's: tasks of this process take turns per transaction instead of refusing each other's writes.
+    let turns: TransactionTurns
+
+    /// How often a decision is retried against writers that keep moving the transaction on.
+    static var maximumAttempts: Int { 64 }
+
+    func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
+        if let existing = try await rows.read(transaction: new.id, document: nil) { return existing.transaction }
+        let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
+        if try await rows.insert(new, state: state) {
+            return StoredTransaction(id: new.id, verificationCode: new.verificationCode, envId: new.envId, state: state,
+                                     createdAt: new.createdAt, updatedAt: new.createdAt, signals: new.signals)
+        }
+        // Another writer created it between the read and the insert.
+        guard let created = try await rows.read(transaction: new.id, document: nil) else { throw .unknownTransaction(new.id) }
+        return created.transaction
+    }
+
+    func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
+        try await retrying(document.transactionId) { () throws(StoreError) -> CollectOutcome? in
+            guard let read = try await rows.read(transaction: document.transactionId, document: document.id) else {
+                throw .unknownTransaction(document.transactionId)
+            }
+            if read.documentRecorded { return .alreadyRecorded(read.transaction) }
+            var change = try Self.change(.collect, to: document.type, of: read, reason: "document \(document.id) collected", at: time)
+            change.document = document
+            guard let written = try await rows.write(change) else { return nil }
+            let (updated, records) = Self.result(of: change, read.transaction, written)
+            return .collected(updated, records)
+        }
+    }
+
+    func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
+               at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
+        try await retrying(transactionId) { () throws(StoreError) -> (StoredTransaction, [TransitionRecord])? in
+            guard let read = try await rows.read(transaction: transactionId, document: nil) else { throw .unknownTransaction(transactionId) }
+            let change = try Self.change(event, to: type, of: read, reason: reason, at: time)
+            guard let written = try await rows.write(change) else { return nil }
+            return Self.result(of: change, read.transaction, written)
+        }
+    }
+
+    func finishSubmission(documentId: String, transactionId: String, accepted: Bool, error: String?,
+                          at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
+        try await retrying(transactionId) { () throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])? in
+            guard let (read, type) = try await rows.read(ownerOf: documentId), read.transaction.id == transactionId else {
+                throw .unknownDocument(documentId)
+            }
+            var change = try Self.change(accepted ? .process : .reject, to: type, of: read,
+                                         reason: accepted ? "submission of \(documentId) accepted" : "submission of \(documentId) failed",
+                                         at: time)
+            change.submission = SubmissionEnd(documentId: documentId, outcome: accepted ? .accepted : .failed, error: error)
+            guard let written = try await rows.write(change), let submission = written.submission else { return nil }
+            let (updated, records) = Self.result(of: change, read.transaction, written)
+            return (updated, submission, records)
+        }
+    }
+
+    func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError)
+        -> SubmissionRecord {
+        try await rows.saveSubmission(SubmissionEnd(documentId: documentId, outcome: outcome, error: error), at: time)
+    }
+
+    /// The one place a status change is decided.
+    static func change(_ event: DocumentEvent, to type: DocumentType, of read: TransactionRead, reason: String,
+                       at requested: Date) throws(StoreError) -> StatusChange {
+        let transaction = read.transaction
+        // Callers take the time before their write waits its turn: keep each transaction's history in time order.
+        let time = max(requested, transaction.updatedAt)
+        let next: TransactionState, transitions: [StatusTransition]
+        do {
+            (next, transitions) = try transaction.state.applying(event, to: type, at: time)
+        } catch {
+            throw .transition(error)
+        }
+        let statuses = next.documents
+            .filter { $0.value != transaction.state.documents[$0.key] }
+            .sorted { $0.key.rawValue < $1.key.rawValue }
+            .map { ($0.key, $0.value) }
+        return StatusChange(transactionId: transaction.id, version: read.version, statuses: statuses,
+                            submissionStatus: next.submissionStatus, time: time, transitions: transitions, reason: reason)
+    }
+
+    /// The transaction after a written change, and its new history rows.
+    static func result(of change: StatusChange, _ transaction: StoredTransaction,
+                       _ written: WrittenChange) -> (StoredTransaction, [TransitionRecord]) {
+        var updated = transaction
+        // The change was decided from this state, so applying it again cannot fail; the statuses it names are the new ones.
+        var documents = transaction.state.documents
+        for (type, status) in change.statuses { documents[type] = status }
+        updated.state = TransactionState(policy: transaction.state.policy, documents: documents,
+                                         submissionStatus: change.submissionStatus, expiresAt: transaction.state.expiresAt)
+        updated.updatedAt = change.time
+        let records = zip(written.sequences, change.transitions).map { sequence, transition in
+            let documentType: DocumentType? = if case .document(let type) = transition.subject { type } else { nil }
+            return TransitionRecord(sequence: sequence, transactionId: transaction.id, documentType: documentType,
+                                    from: transition.from, to: transition.to, at: change.time, reason: change.reason)
+        }
+        return (updated, records)
+    }
+
+    /// Runs a read-decide-write step, in the transaction's turn, until its write is not refused (the step returns
+    /// nil when it was: another process wrote the transaction in between).
+    private func retrying<T>(_ transactionId: String, _ step: () async throws(StoreError) -> T?) async throws(StoreError) -> T {
+        try await turns.withTurn(transactionId) { () throws(StoreError) -> T in
+            for _ in 0..<Self.maximumAttempts {
+                if let result = try await step() { return result }
+            }
+            throw .database("the transaction kept changing under \(Self.maximumAttempts) attempts to write it")
+        }
+    }
+}
