@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresNIO
 import VerifyModel
 
@@ -99,9 +100,22 @@ struct InsertTransaction: PostgresPreparedStatement {
 
 /// A whole `StatusChange` in one statement: the version check gates every other part, so a refused change writes
 /// nothing. History rows are inserted, and numbered, in the model's order; "" stands for the transaction's own
-/// moves, which have no document type.
-struct WriteStatusChange: PostgresPreparedStatement {
-    static let sql = """
+/// moves, which have no document type. Three shapes (a plain change, one that stores a document, one that records
+/// a submission), each prepared with only the parts it uses: an unused part still costs the server its planning.
+enum StatusChangeStatement {
+    static func prepared(_ change: StatusChange) throws(StoreError) -> any StatusChangeWriting {
+        if let submission = change.submission { return WriteSubmissionEnd(change: change, submission: submission) }
+        guard let document = change.document else { return WriteStatusChange(change: change) }
+        let fields: String
+        do {
+            fields = String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
+        } catch {
+            throw StoreError.database("the document's fields could not be encoded")
+        }
+        return WriteCollected(change: change, document: document, fields: fields)
+    }
+
+    fileprivate static let head = """
         WITH moved AS (
             UPDATE transactions SET submission_status = $1, updated_at = $2, version = version + 1
             WHERE id = $3 AND version = $4 RETURNING id
@@ -114,36 +128,17 @@ struct WriteStatusChange: PostgresPreparedStatement {
             SELECT moved.id, NULLIF(h.document_type, ''), h.from_status, h.to_status, $2, $10
             FROM moved, unnest($7::text[], $8::text[], $9::text[]) WITH ORDINALITY AS h(document_type, from_status, to_status, position)
             ORDER BY h.position RETURNING sequence
-        ), document AS (
-            INSERT INTO documents (id, transaction_id, document_type, fields, source, content_hash, created_at)
-            SELECT $11, moved.id, $12, $13, $14, $15, $16 FROM moved WHERE $11 IS NOT NULL
-        ), submission AS (
-            INSERT INTO submissions (document_id, attempts, outcome, error, updated_at)
-            SELECT $17, 1, $18, $19, $2 FROM moved WHERE $17 IS NOT NULL
-            ON CONFLICT (document_id) DO UPDATE SET attempts = submissions.attempts + 1,
-                outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
-            RETURNING attempts, outcome, error, updated_at
         )
-        SELECT (SELECT count(*) FROM moved), ARRAY(SELECT sequence FROM history ORDER BY sequence),
-               s.attempts, s.outcome, s.error, s.updated_at
-        FROM (SELECT 1) AS one LEFT JOIN submission s ON true
         """
-    static let bindingDataTypes: [PostgresDataType] = [
-        .text, .timestamptz, .text, .int8, .textArray, .textArray, .textArray, .textArray, .textArray, .text,
-        .text, .text, .text, .text, .text, .timestamptz, .text, .text, .text,
-    ]
-    typealias Row = (Int, [Int64], Int?, String?, String?, Date?)
+    fileprivate static let written = "(SELECT count(*) FROM moved), ARRAY(SELECT sequence FROM history ORDER BY sequence)"
+    fileprivate static let headTypes: [PostgresDataType] = [.text, .timestamptz, .text, .int8, .textArray, .textArray,
+                                                            .textArray, .textArray, .textArray, .text]
 
-    var change: StatusChange
-    /// The document's fields as the `fields` column holds them (JSON), when the change stores a document.
-    var fields: String?
-
-    func makeBindings() throws -> PostgresBindings {
+    fileprivate static func headBindings(_ change: StatusChange, capacity: Int) -> PostgresBindings {
         let documentTypes = change.transitions.map { transition -> String in
             if case .document(let type) = transition.subject { type.rawValue } else { "" }
         }
-        let document = change.document, submission = change.submission
-        var bindings = PostgresBindings(capacity: 19)
+        var bindings = PostgresBindings(capacity: capacity)
         bindings.append(change.submissionStatus.rawValue)
         bindings.append(change.time)
         bindings.append(change.transactionId)
@@ -154,17 +149,104 @@ struct WriteStatusChange: PostgresPreparedStatement {
         bindings.append(change.transitions.map(\.from))
         bindings.append(change.transitions.map(\.to))
         bindings.append(change.reason)
-        bindings.append(document?.id)
-        bindings.append(document?.type.rawValue)
+        return bindings
+    }
+}
+
+/// Runs on a connection: nil when the version check refused the change.
+protocol StatusChangeWriting: Sendable {
+    func write(on connection: PostgresConnection, logger: Logger) async throws -> WrittenChange?
+}
+
+extension StatusChangeWriting where Self: PostgresPreparedStatement, Row == (Int, [Int64]) {
+    func write(on connection: PostgresConnection, logger: Logger) async throws -> WrittenChange? {
+        for try await (moved, sequences) in try await connection.execute(self, logger: logger) {
+            return moved == 1 ? WrittenChange(sequences: sequences, submission: nil) : nil
+        }
+        return nil
+    }
+}
+
+struct WriteStatusChange: PostgresPreparedStatement, StatusChangeWriting {
+    static let sql = StatusChangeStatement.head + "SELECT " + StatusChangeStatement.written
+    static let bindingDataTypes = StatusChangeStatement.headTypes
+    typealias Row = (Int, [Int64])
+
+    var change: StatusChange
+
+    func makeBindings() throws -> PostgresBindings { StatusChangeStatement.headBindings(change, capacity: 10) }
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// A change that stores a new document with its move to COLLECTED.
+struct WriteCollected: PostgresPreparedStatement, StatusChangeWriting {
+    static let sql = StatusChangeStatement.head + """
+        , document AS (
+            INSERT INTO documents (id, transaction_id, document_type, fields, source, content_hash, created_at)
+            SELECT $11, moved.id, $12, $13, $14, $15, $16 FROM moved
+        )
+        SELECT
+        """ + " " + StatusChangeStatement.written
+    static let bindingDataTypes = StatusChangeStatement.headTypes + [.text, .text, .text, .text, .text, .timestamptz]
+    typealias Row = (Int, [Int64])
+
+    var change: StatusChange
+    var document: DocumentRecord
+    /// The document's fields as the `fields` column holds them (JSON).
+    var fields: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = StatusChangeStatement.headBindings(change, capacity: 16)
+        bindings.append(document.id)
+        bindings.append(document.type.rawValue)
         bindings.append(fields)
-        bindings.append(document?.source)
-        bindings.append(document?.contentHash)
-        bindings.append(document?.createdAt)
-        bindings.append(submission?.documentId)
-        bindings.append(submission?.outcome.rawValue)
-        bindings.append(submission?.error)
+        bindings.append(document.source)
+        bindings.append(document.contentHash)
+        bindings.append(document.createdAt)
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// A change that records a submission's end (one more attempt) with the document's move.
+struct WriteSubmissionEnd: PostgresPreparedStatement, StatusChangeWriting {
+    static let sql = StatusChangeStatement.head + """
+        , submission AS (
+            INSERT INTO submissions (document_id, attempts, outcome, error, updated_at)
+            SELECT $11, 1, $12, $13, $2 FROM moved
+            ON CONFLICT (document_id) DO UPDATE SET attempts = submissions.attempts + 1,
+                outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
+            RETURNING attempts, outcome, error, updated_at
+        )
+        SELECT
+        """ + " " + StatusChangeStatement.written + """
+        , s.attempts, s.outcome, s.error, s.updated_at
+        FROM (SELECT 1) AS one LEFT JOIN submission s ON true
+        """
+    static let bindingDataTypes = StatusChangeStatement.headTypes + [.text, .text, .text]
+    typealias Row = (Int, [Int64], Int?, String?, String?, Date?)
+
+    var change: StatusChange
+    var submission: SubmissionEnd
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = StatusChangeStatement.headBindings(change, capacity: 13)
+        bindings.append(submission.documentId)
+        bindings.append(submission.outcome.rawValue)
+        bindings.append(submission.error)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+
+    func write(on connection: PostgresConnection, logger: Logger) async throws -> WrittenChange? {
+        for try await (moved, sequences, attempts, outcome, error, updated) in try await connection.execute(self, logger: logger) {
+            guard moved == 1, let attempts, let outcome, let updated else { return nil }
+            let record = SubmissionRecord(documentId: submission.documentId, attempts: attempts,
+                                          outcome: try EnumColumn.decode(outcome), error: error, updatedAt: updated)
+            return WrittenChange(sequences: sequences, submission: record)
+        }
+        return nil
+    }
 }

@@ -173,6 +173,11 @@ public final class PostgresTransactionStore: TransactionStore {
         try await core.apply(event, to: type, of: transactionId, reason: reason, at: time)
     }
 
+    public func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
+        -> (StoredTransaction, [TransitionRecord])? {
+        try await core.endInput(of: transactionId, reason: reason, at: time)
+    }
+
     public func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?,
                                  at time: Date) async throws(StoreError) -> SubmissionRecord {
         try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)
@@ -396,26 +401,8 @@ extension PostgresTransactionStore: StoreRows {
     }
 
     func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange? {
-        let fields = try change.document.map { document throws(StoreError) in
-            do {
-                return String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
-            } catch {
-                throw StoreError.database("the document's fields could not be encoded")
-            }
-        }
-        return try await withConnection { connection in
-            let statement = WriteStatusChange(change: change, fields: fields)
-            for try await (moved, sequences, attempts, outcome, error, updated) in try await connection.execute(statement, logger: self.logger) {
-                guard moved == 1 else { return nil }
-                var record: SubmissionRecord?
-                if let submission = change.submission, let attempts, let outcome, let updated {
-                    record = SubmissionRecord(documentId: submission.documentId, attempts: attempts,
-                                              outcome: try EnumColumn.decode(outcome), error: error, updatedAt: updated)
-                }
-                return WrittenChange(sequences: sequences, submission: record)
-            }
-            return nil
-        }
+        let statement = try StatusChangeStatement.prepared(change)
+        return try await withConnection { connection in try await statement.write(on: connection, logger: self.logger) }
     }
 
     func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws(StoreError) -> SubmissionRecord {

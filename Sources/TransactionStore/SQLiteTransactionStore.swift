@@ -181,6 +181,11 @@ public final class SQLiteTransactionStore: TransactionStore {
         try await core.apply(event, to: type, of: transactionId, reason: reason, at: time)
     }
 
+    public func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
+        -> (StoredTransaction, [TransitionRecord])? {
+        try await core.endInput(of: transactionId, reason: reason, at: time)
+    }
+
     public func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?,
                                  at time: Date) async throws(StoreError) -> SubmissionRecord {
         try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)

@@ -103,6 +103,20 @@ struct StoreCore<Rows: StoreRows>: Sendable {
         }
     }
 
+    /// The transaction's input ended: every document still OPTIONAL becomes SKIPPED, in one write. nil for an
+    /// unknown transaction.
+    func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
+        -> (StoredTransaction, [TransitionRecord])? {
+        try await retrying(transactionId) { () throws(StoreError) -> (StoredTransaction, [TransitionRecord])?? in
+            guard let read = try await rows.read(transaction: transactionId, document: nil) else { return .some(nil) }
+            let missing = read.transaction.state.documents.filter { $0.value == .optional }.keys.sorted { $0.rawValue < $1.rawValue }
+            guard !missing.isEmpty else { return .some((read.transaction, [])) }
+            let change = try Self.change(missing.map { (.skip, $0) }, of: read, reason: reason, at: time)
+            guard let written = try await rows.write(change) else { return nil }
+            return Self.result(of: change, read.transaction, written)
+        }
+    }
+
     func finishSubmission(documentId: String, transactionId: String, accepted: Bool, error: String?,
                           at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
         try await retrying(transactionId) { () throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])? in
@@ -124,15 +138,25 @@ struct StoreCore<Rows: StoreRows>: Sendable {
         try await rows.saveSubmission(SubmissionEnd(documentId: documentId, outcome: outcome, error: error), at: time)
     }
 
-    /// The one place a status change is decided.
     static func change(_ event: DocumentEvent, to type: DocumentType, of read: TransactionRead, reason: String,
+                       at requested: Date) throws(StoreError) -> StatusChange {
+        try change([(event, type)], of: read, reason: reason, at: requested)
+    }
+
+    /// The one place a status change is decided: the model applies the events in order; the change holds the
+    /// statuses that differ at the end and every transition on the way.
+    static func change(_ events: [(DocumentEvent, DocumentType)], of read: TransactionRead, reason: String,
                        at requested: Date) throws(StoreError) -> StatusChange {
         let transaction = read.transaction
         // Callers take the time before their write waits its turn: keep each transaction's history in time order.
         let time = max(requested, transaction.updatedAt)
-        let next: TransactionState, transitions: [StatusTransition]
+        var next = transaction.state, transitions: [StatusTransition] = []
         do {
-            (next, transitions) = try transaction.state.applying(event, to: type, at: time)
+            for (event, type) in events {
+                let (state, moves) = try next.applying(event, to: type, at: time)
+                next = state
+                transitions += moves
+            }
         } catch {
             throw .transition(error)
         }

@@ -114,8 +114,11 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// Runs a connection pool for the duration of `body`.
     func withClient<T: Sendable>(logger: Logger, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
-        let configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password,
+        var configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password,
                                                          database: database, tls: .disable)
+        // A few connections serve a process's stages: each new one costs the server a backend to start and the
+        // statements to prepare, which over a run outweighed any wait for a free connection.
+        configuration.options.maximumConnections = 4
         // The pool warns when a lease is asked for before run() has started, which the task group below makes routine.
         var poolLogger = logger
         poolLogger.logLevel = .error

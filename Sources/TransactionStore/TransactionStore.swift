@@ -173,6 +173,9 @@ public protocol TransactionStore: Sendable {
     /// Applies any other event (process, skip, reject) to a transaction's document type.
     func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
                at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])
+    /// The transaction's input ended (SPEC §1): its documents still OPTIONAL become SKIPPED, in one database
+    /// transaction. nil when there is no such transaction.
+    func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])?
     /// Records an attempt to submit a document and where it stands.
     func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError) -> SubmissionRecord
     /// Records a submission's end and moves the document in the same database transaction: accepted ->

@@ -13,30 +13,18 @@ struct InputEnds: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
 
-    /// Returns false when a transaction could not be read or a document not skipped (each logged).
+    /// Returns false when a transaction's missing documents could not be skipped (each logged).
     @discardableResult
     func skipMissingOptionalDocuments(_ ids: [String], reason: String) async -> Bool {
         var succeeded = true
         for id in ids {
-            let transaction: StoredTransaction
             do {
-                guard let stored = try await store.transaction(id: id) else { continue }
-                transaction = stored
+                guard let (updated, transitions) = try await store.endInput(of: id, reason: reason, at: now()) else { continue }
+                if !transitions.isEmpty { await signals.statusChanged(updated) }
             } catch {
-                logger.warning("could not read a transaction at the end of its input",
-                               metadata: ["transaction.id": "\(id)", "error.code": "\(error.failureCode)"])
                 succeeded = false
-                continue
-            }
-            for (type, status) in transaction.state.documents where status == .optional {
-                do {
-                    let (updated, _) = try await store.apply(.skip, to: type, of: id, reason: reason, at: now())
-                    await signals.statusChanged(updated)
-                } catch {
-                    succeeded = false
-                    logger.warning("could not skip a missing optional document",
-                                   metadata: ["transaction.id": "\(id)", "error.code": "\(error.failureCode)"])
-                }
+                logger.warning("could not skip the missing optional documents of a transaction",
+                               metadata: ["transaction.id": "\(id)", "error.code": "\(error.failureCode)"])
             }
         }
         return succeeded
