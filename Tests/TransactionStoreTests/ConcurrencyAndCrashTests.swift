@@ -9,16 +9,34 @@ import VerifyModel
 struct ConcurrencyAndCrashTests {
     @Test("16 concurrent writers on one transaction end as a serial run does, with no lost update", arguments: StoreKind.allCases)
     func concurrentWriters(_ kind: StoreKind) async throws {
-        try await kind.withFreshStore { store, _ in try await Self.concurrentWriters(store) }
+        try await kind.withFreshStore { store, _ in try await Self.concurrentWriters([store]) }
     }
 
-    static func concurrentWriters(_ store: any TransactionStore) async throws {
+    /// Each store has its own turns, as separate processes do: their writes meet only in the database, where a
+    /// write decided on a version that another store moved on is refused and decided again.
+    @Test("the same writers spread over four stores on one database (as four processes) end the same way", arguments: StoreKind.allCases)
+    func concurrentStores(_ kind: StoreKind) async throws {
+        let location = try await kind.freshLocation()
+        try await Self.withStores(4, at: location, opened: []) { stores in try await Self.concurrentWriters(stores) }
+    }
+
+    static func withStores(_ count: Int, at location: StoreLocation, opened: [any TransactionStore],
+                           _ body: @escaping @Sendable ([any TransactionStore]) async throws -> Void) async throws {
+        guard opened.count < count else { return try await body(opened) }
+        try await location.withStore(create: opened.isEmpty) { store in
+            try await withStores(count, at: location, opened: opened + [store], body)
+        }
+    }
+
+    static func concurrentWriters(_ stores: [any TransactionStore]) async throws {
+        let store = stores[0]
         let types: [DocumentType] = [.governmentId, .selfie, .email, .phone, .voice]
         let policy = Dictionary(uniqueKeysWithValues: types.map { ($0, $0 == .governmentId || $0 == .selfie ? DocumentRequirement.required : .optional) })
         _ = try await store.openTransaction(newTransaction("t1", policy: policy))
         // Every writer tries to collect and then process every type: only one of each move can win.
         let results = try await withThrowingTaskGroup(of: (Int, Int, Int).self) { group in
             for writer in 0..<16 {
+                let store = stores[writer % stores.count]
                 group.addTask {
                     var collected = 0, processed = 0, refused = 0
                     for type in types.shuffled() {
