@@ -93,7 +93,9 @@ let package = Package(
 
         .testTarget(name: "ImageDecodingTests", dependencies: ["ImageDecoding"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BarcodeScanningTests", dependencies: ["BarcodeScanning"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel"]),
+        .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel", "SeededRandom"]),
+        // The seeded random generator the property tests share.
+        .target(name: "SeededRandom", path: "Tests/Helpers/SeededRandom"),
         .testTarget(
             name: "TransactionStoreTests",
             dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto")]
@@ -109,7 +111,7 @@ let package = Package(
         .testTarget(name: "ProtectTests", dependencies: ["Protect", "TransactionStore", "VerifyModel",
                                                         .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PipelineTests", dependencies: [
-            "Pipeline", "Protect", "Submission",
+            "Pipeline", "SeededRandom", "Protect", "Submission",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
         ]),

@@ -16,8 +16,11 @@ struct StatusChange: Sendable {
     var transactionId: String
     /// The version the change was decided on: the write is refused when the row has moved on.
     var version: Int64
+    /// The transaction's state after the change, as the model decided it.
+    var next: TransactionState
+    /// The document statuses that differ from the state the change was decided on.
     var statuses: [(DocumentType, DocumentStatus)]
-    var submissionStatus: DocumentSubmissionStatus
+    var submissionStatus: DocumentSubmissionStatus { next.submissionStatus }
     var time: Date
     var transitions: [StatusTransition]
     var reason: String
@@ -164,19 +167,15 @@ struct StoreCore<Rows: StoreRows>: Sendable {
             .filter { $0.value != transaction.state.documents[$0.key] }
             .sorted { $0.key.rawValue < $1.key.rawValue }
             .map { ($0.key, $0.value) }
-        return StatusChange(transactionId: transaction.id, version: read.version, statuses: statuses,
-                            submissionStatus: next.submissionStatus, time: time, transitions: transitions, reason: reason)
+        return StatusChange(transactionId: transaction.id, version: read.version, next: next, statuses: statuses,
+                            time: time, transitions: transitions, reason: reason)
     }
 
     /// The transaction after a written change, and its new history rows.
     static func result(of change: StatusChange, _ transaction: StoredTransaction,
                        _ written: WrittenChange) -> (StoredTransaction, [TransitionRecord]) {
         var updated = transaction
-        // The change was decided from this state, so applying it again cannot fail; the statuses it names are the new ones.
-        var documents = transaction.state.documents
-        for (type, status) in change.statuses { documents[type] = status }
-        updated.state = TransactionState(policy: transaction.state.policy, documents: documents,
-                                         submissionStatus: change.submissionStatus, expiresAt: transaction.state.expiresAt)
+        updated.state = change.next
         updated.updatedAt = change.time
         let records = zip(written.sequences, change.transitions).map { sequence, transition in
             let documentType: DocumentType? = if case .document(let type) = transition.subject { type } else { nil }

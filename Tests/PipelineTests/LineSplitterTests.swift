@@ -1,5 +1,6 @@
 import AsyncAlgorithms
 import NIOCore
+import SeededRandom
 import Testing
 
 @testable import Pipeline
@@ -44,20 +45,5 @@ struct LineSplitterTests {
         let text = expected.joined(separator: "\n") + "\n"
         let sizes = (0..<64).map { _ in Int.random(in: 1...300, using: &generator) }
         #expect(try await lines(text, chunkSizes: sizes) == expected.map(InputLine.text), "seed \(seed)")
-    }
-}
-
-/// SplitMix64: reproducible random inputs; the seed is in each failure's message.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

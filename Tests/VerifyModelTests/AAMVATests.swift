@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 import Testing
 
 @testable import VerifyModel
@@ -21,7 +22,7 @@ struct GeneratedAAMVA {
         return header + bodies.joined()
     }
 
-    static func make(using rng: inout SplitMix64) -> GeneratedAAMVA {
+    static func make(using rng: inout SeededGenerator) -> GeneratedAAMVA {
         let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
         func word(_ range: ClosedRange<Int>) -> String {
             String((0..<Int.random(in: range, using: &rng)).map { _ in letters.randomElement(using: &rng)! })
