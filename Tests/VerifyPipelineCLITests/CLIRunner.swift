@@ -25,8 +25,19 @@ struct CLIRunner {
         return root.appendingPathComponent(".build/debug/verify-pipeline")
     }()
 
+    /// Runs the CLI to its end. The wait happens on a Dispatch thread, not on one of the few threads of Swift's
+    /// cooperative pool: blocking those made other suites' async tests (cancellation timings) wait for seconds.
     static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:],
-                    stdin: String? = nil) throws -> Outcome {
+                    stdin: String? = nil) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(arguments, in: directory, environment: environment, stdin: stdin) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], in directory: URL, environment: [String: String],
+                                    stdin: String?) throws -> Outcome {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.executableURL = executable

@@ -26,7 +26,7 @@ struct HTTPSubmitterTests {
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
         // fields.json also names a phone, which this policy disables: those lines fail with missingDocumentType.
-        let outcome = try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline])
+        let outcome = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline])
         #expect(outcome.status == 1)
         let lines = try resultLines(outcome.stdout).filter { $0.documentType == "EMAIL" || $0.id.hasSuffix("/EMAIL") }
         #expect(lines.count == 6)
@@ -65,7 +65,7 @@ struct HTTPSubmitterTests {
     }
 
     @Test("a bearer token comes from the variable tokenEnv names; a missing variable is a configuration error")
-    func bearerToken() throws {
+    func bearerToken() async throws {
         let server = try LoopbackServer()
         defer { server.shutdown() }
         let folder = try temporaryFolder("http-token")
@@ -75,10 +75,10 @@ struct HTTPSubmitterTests {
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1", tokenEnv: TEST_VERIFY_TOKEN}
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
-        let missing = try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline], environment: ["TEST_VERIFY_TOKEN": ""])
+        let missing = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline], environment: ["TEST_VERIFY_TOKEN": ""])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("'submitter.tokenEnv' names TEST_VERIFY_TOKEN, which is not set"))
-        let run = try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline],
+        let run = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline],
                                     environment: ["TEST_VERIFY_TOKEN": "s3cr3t-t0ken"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(server.requests.count == 2)
@@ -106,7 +106,7 @@ struct HTTPSubmitterTests {
         kill(first.process.processIdentifier, SIGKILL)
         #expect(first.waitForExit())
 
-        let second = try CLIRunner.run(arguments)
+        let second = try await CLIRunner.run(arguments)
         #expect(second.status == 0, "\(second.stderr)")
         let lines = try resultLines(second.stdout)
         #expect(lines.count == 300)
@@ -146,7 +146,7 @@ struct ProtectSignalsTests {
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1"}
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
-        let run = try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline, "--omit-images"])
+        let run = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline, "--omit-images"])
         #expect(run.status == 0, "\(run.stderr)")
         for transaction in ["accept-a", "accept-b"] {
             let payloads = Self.signalsOfSubmissions(server, transaction: transaction)
@@ -159,7 +159,7 @@ struct ProtectSignalsTests {
             #expect(decoded.device["imageSizes"] == nil || decoded.device["imageSizes"] == "480x640")
             #expect(decoded.behavior?.arrivalsMs.isEmpty == false)
             // Stored with the transaction, and shown by status --signals.
-            let shown = try CLIRunner.run(["status", transaction, "--signals", "--json", "--store", store])
+            let shown = try await CLIRunner.run(["status", transaction, "--signals", "--json", "--store", store])
             let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
             #expect((object["signals"] as? [String: Any])?["data"] as? String == payloads[0])
             #expect((object["riskEvaluation"] as? [String: Any])?["id"] as? String == "risk-1")
@@ -183,7 +183,7 @@ struct ProtectSignalsTests {
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1"}
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
-        #expect(try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
+        #expect(try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
         let payloads = Self.signalsOfSubmissions(server, transaction: "accept-n")
         #expect(payloads.count == 2 && Set(payloads).count == 1)
         #expect(SignalsPayload(data: payloads[0])?.behavior == nil)
@@ -226,7 +226,7 @@ struct ProtectSignalsTests {
 @Suite("Identity data stays out of the logs", .serialized)
 struct LogPrivacyTests {
     @Test("a full sample run at trace level logs no name, birth date, document number, token or image")
-    func noPersonalDataInLogs() throws {
+    func noPersonalDataInLogs() async throws {
         let server = try LoopbackServer()
         defer { server.shutdown() }
         let folder = try temporaryFolder("log-privacy")
@@ -235,7 +235,7 @@ struct LogPrivacyTests {
             protect: {enabled: true, envId: env-1, isConsoleLogEnabled: true, customHost: "\(server.baseURL)"}
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1", tokenEnv: TEST_LOG_TOKEN}
             """)
-        let run = try CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
+        let run = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
                                      "--pipeline", pipeline, "--log-level", "trace"],
                                     environment: ["TEST_LOG_TOKEN": "tok-9f8e7d6c5b4a"])
         #expect(run.status == 1)

@@ -38,7 +38,7 @@ struct RunCommandTests {
         let folder = try temporaryFolder("run-samples")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = folder.appendingPathComponent("store.sqlite").path
-        let outcome = try CLIRunner.run(["run", "Samples/batch", "--store", store])
+        let outcome = try await CLIRunner.run(["run", "Samples/batch", "--store", store])
         #expect(outcome.status == 1, "three sample documents fail on purpose")
         let lines = try resultLines(outcome.stdout)
         #expect(lines.count == 12)
@@ -65,7 +65,7 @@ struct RunCommandTests {
             "txn-batch-007": ("NOT_STARTED", ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
         ]
         for (id, (status, documents)) in expected {
-            let shown = try CLIRunner.run(["status", id, "--json", "--store", store])
+            let shown = try await CLIRunner.run(["status", id, "--json", "--store", store])
             let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
             #expect(object["documentSubmissionStatus"] as? String == status, "\(id)")
             #expect(object["documentStatus"] as? [String: String] == documents, "\(id)")
@@ -77,8 +77,8 @@ struct RunCommandTests {
         let folder = try temporaryFolder("run-twice")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = folder.appendingPathComponent("store.sqlite").path
-        let first = try resultLines(try CLIRunner.run(["run", "Samples/batch", "--store", store, "--omit-images"]).stdout)
-        let second = try resultLines(try CLIRunner.run(["run", "Samples/batch", "--store", store, "--omit-images"]).stdout)
+        let first = try resultLines(try await CLIRunner.run(["run", "Samples/batch", "--store", store, "--omit-images"]).stdout)
+        let second = try resultLines(try await CLIRunner.run(["run", "Samples/batch", "--store", store, "--omit-images"]).stdout)
         #expect(second.count == first.count)
         let succeeded = second.filter { $0.error == nil }
         #expect(succeeded.count == 9)
@@ -109,7 +109,7 @@ struct RunCommandTests {
         #expect(first.process.terminationReason == .uncaughtSignal, "killed after \(killAfter) results")
         #expect(printed.count == killAfter)
 
-        let second = try CLIRunner.run(arguments)
+        let second = try await CLIRunner.run(arguments)
         #expect(second.status == 0, "\(second.stderr)")
         let lines = try resultLines(second.stdout)
         #expect(lines.count == 300)
@@ -143,7 +143,7 @@ struct RunCommandTests {
               submit: {workers: 1, queue: 1}
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
-        let run = try CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline])
+        let run = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline])
         #expect(run.status == 0, "\(run.stderr)")
 
         let reader = try SQLiteTransactionStore(path: store, create: false)
@@ -159,15 +159,15 @@ struct RunCommandTests {
     }
 
     @Test("a missing folder or a bad pipeline file is a configuration error: exit 2, one line")
-    func configurationErrors() throws {
-        let missing = try CLIRunner.run(["run", "no/such/folder"])
+    func configurationErrors() async throws {
+        let missing = try await CLIRunner.run(["run", "no/such/folder"])
         #expect(missing.status == 2)
         #expect(missing.stderr == "verify-pipeline: no folder at no/such/folder\n")
         let folder = try temporaryFolder("bad-pipeline")
         defer { try? FileManager.default.removeItem(at: folder) }
         let pipeline = folder.appendingPathComponent("p.yaml")
         try Data("stages:\n  scan: {wokers: 2}\n".utf8).write(to: pipeline)
-        let bad = try CLIRunner.run(["run", "Samples/batch", "--pipeline", pipeline.path, "--store", folder.appendingPathComponent("s.sqlite").path])
+        let bad = try await CLIRunner.run(["run", "Samples/batch", "--pipeline", pipeline.path, "--store", folder.appendingPathComponent("s.sqlite").path])
         #expect(bad.status == 2)
         #expect(bad.stderr == "verify-pipeline: p.yaml: 'stages.scan.wokers' is not a known key (known here: queue, queueMiB, workers)\n")
         #expect(bad.stdout.isEmpty)

@@ -26,10 +26,10 @@ struct ScanCommandTests {
     static let samples = CLIRunner.root.appendingPathComponent("Samples/images")
 
     @Test("prints the right text for every sample code, QR and PDF417")
-    func scansSamples() throws {
+    func scansSamples() async throws {
         let expectedData = try Data(contentsOf: Self.samples.appendingPathComponent("expected.json"))
         let expected = try JSONDecoder().decode([String: [ScanLine.Code]].self, from: expectedData)
-        let outcome = try CLIRunner.run(["scan", "Samples/images", "--json"])
+        let outcome = try await CLIRunner.run(["scan", "Samples/images", "--json"])
         #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
         let lines = try decodeLines(outcome)
         #expect(lines.count == expected.count)
@@ -42,7 +42,7 @@ struct ScanCommandTests {
     }
 
     @Test("each corrupt file gets its own error, the good ones still scan, and the exit status is 1")
-    func corruptFilesDoNotStopTheBatch() throws {
+    func corruptFilesDoNotStopTheBatch() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scan-corrupt-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -58,7 +58,7 @@ struct ScanCommandTests {
             try FileManager.default.copyItem(at: Self.samples.appendingPathComponent(name),
                                              to: folder.appendingPathComponent("good-" + name))
         }
-        let outcome = try CLIRunner.run(["scan", folder.path, "--json", "--jobs", "2"])
+        let outcome = try await CLIRunner.run(["scan", folder.path, "--json", "--jobs", "2"])
         #expect(outcome.status == 1)
         let lines = try decodeLines(outcome)
         #expect(lines.count == corrupt.count + 2)
@@ -76,8 +76,8 @@ struct ScanCommandTests {
     }
 
     @Test("a path that does not exist is an error result, not an abort")
-    func missingPath() throws {
-        let outcome = try CLIRunner.run(["scan", "no/such/file.png", "Samples/images/qr-verification-2.jpg", "--json"])
+    func missingPath() async throws {
+        let outcome = try await CLIRunner.run(["scan", "no/such/file.png", "Samples/images/qr-verification-2.jpg", "--json"])
         #expect(outcome.status == 1)
         let lines = try decodeLines(outcome)
         #expect(lines.count == 2)
@@ -86,8 +86,8 @@ struct ScanCommandTests {
     }
 
     @Test("usage errors exit 2 with a reason")
-    func usageErrors() throws {
-        let outcome = try CLIRunner.run(["scan", "Samples/", "--symbologies", "AZTEC"])
+    func usageErrors() async throws {
+        let outcome = try await CLIRunner.run(["scan", "Samples/", "--symbologies", "AZTEC"])
         #expect(outcome.status == 2)
         #expect(outcome.stderr.contains("unknown symbology 'AZTEC'"))
     }

@@ -79,9 +79,9 @@ struct ShutdownTests {
         server.hanging = false
         let second: CLIRunner.Outcome
         if busy == .ingest {
-            second = try CLIRunner.run(["stream"] + common, stdin: lines.joined(separator: "\n") + "\n")
+            second = try await CLIRunner.run(["stream"] + common, stdin: lines.joined(separator: "\n") + "\n")
         } else {
-            second = try CLIRunner.run(["run", batch.path] + common)
+            second = try await CLIRunner.run(["run", batch.path] + common)
         }
         #expect(second.status == 0, "\(second.stderr)")
         var documents = 0

@@ -33,7 +33,7 @@ struct StatusCommandTests {
     func text() async throws {
         let (folder, path) = try await Self.makeStore()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outcome = try CLIRunner.run(["status", "txn-complete", "--store", "sqlite:\(path)"])
+        let outcome = try await CLIRunner.run(["status", "txn-complete", "--store", "sqlite:\(path)"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let text = outcome.stdout
         #expect(text.hasPrefix("Transaction txn-complete  COMPLETED\n"))
@@ -52,7 +52,7 @@ struct StatusCommandTests {
     func json() async throws {
         let (folder, path) = try await Self.makeStore()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outcome = try CLIRunner.run(["status", "txn-complete", "--json", "--store", path])
+        let outcome = try await CLIRunner.run(["status", "txn-complete", "--json", "--store", path])
         #expect(outcome.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any])
         #expect(object["documentSubmissionStatus"] as? String == "COMPLETED")
@@ -69,11 +69,11 @@ struct StatusCommandTests {
     func listing() async throws {
         let (folder, path) = try await Self.makeStore()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let all = try CLIRunner.run(["status", "--store", path])
+        let all = try await CLIRunner.run(["status", "--store", path])
         #expect(all.lines.count == 3)
         #expect(all.lines[1].hasPrefix("txn-started") && all.lines[1].contains("STARTED"))
         #expect(all.lines[2].hasPrefix("txn-complete") && all.lines[2].contains("GOVERNMENT_ID=PROCESSED SELFIE=SKIPPED"))
-        let completed = try CLIRunner.run(["status", "--state", "completed", "--json"], environment: ["VERIFY_PIPELINE_STORE": "sqlite:\(path)"])
+        let completed = try await CLIRunner.run(["status", "--state", "completed", "--json"], environment: ["VERIFY_PIPELINE_STORE": "sqlite:\(path)"])
         #expect(completed.status == 0, "\(completed.stderr)")
         #expect(completed.lines.count == 1)
         let line = try #require(try JSONSerialization.jsonObject(with: Data(completed.lines[0].utf8)) as? [String: Any])
@@ -84,22 +84,22 @@ struct StatusCommandTests {
     func failures() async throws {
         let (folder, path) = try await Self.makeStore()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let unknown = try CLIRunner.run(["status", "nope", "--store", path])
+        let unknown = try await CLIRunner.run(["status", "nope", "--store", path])
         #expect(unknown.status == 1)
         #expect(unknown.stderr == "verify-pipeline: no transaction 'nope' in the store\n")
 
-        let missing = try CLIRunner.run(["status", "--store", folder.appendingPathComponent("absent.sqlite").path])
+        let missing = try await CLIRunner.run(["status", "--store", folder.appendingPathComponent("absent.sqlite").path])
         #expect(missing.status == 2)
         #expect(missing.stderr.split(separator: "\n").count == 1)
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("absent.sqlite").path))
 
         let foreign = folder.appendingPathComponent("foreign.sqlite")
         try Data("not a database, just text".utf8).write(to: foreign)
-        let bad = try CLIRunner.run(["status", "--store", foreign.path])
+        let bad = try await CLIRunner.run(["status", "--store", foreign.path])
         #expect(bad.status == 2)
         #expect(bad.stderr.hasPrefix("verify-pipeline: cannot open the store"))
 
-        let unsupported = try CLIRunner.run(["status", "--store", "mysql://db/verify"])
+        let unsupported = try await CLIRunner.run(["status", "--store", "mysql://db/verify"])
         #expect(unsupported.status == 2)
         #expect(unsupported.stderr.contains("unsupported store 'mysql://'"))
     }

@@ -4,7 +4,7 @@ import Testing
 @Suite("verify-pipeline stream", .serialized)
 struct StreamCommandTests {
     @Test("the sample stream: one result line per input line, errors with the spec's codes")
-    func sampleStream() throws {
+    func sampleStream() async throws {
         let folder = try temporaryFolder("stream-samples")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = folder.appendingPathComponent("s.sqlite").path
@@ -33,7 +33,7 @@ struct StreamCommandTests {
         ])
         #expect(outputs.first { $0.id == "s4" }?.documentStatus?["PHONE"] == "SKIPPED")
         // Results come in completion order; the store has the final word.
-        let status = try CLIRunner.run(["status", "txn-stream-001", "--json", "--store", store])
+        let status = try await CLIRunner.run(["status", "txn-stream-001", "--json", "--store", store])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         #expect(object["documentSubmissionStatus"] as? String == "COMPLETED")
     }

@@ -19,7 +19,7 @@ struct WorkerTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: (0..<250).map { "work-\($0)" }, phone: false, selfie: true)
         let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: REQUIRED, GOVERNMENT_ID: DISABLED, PHONE: DISABLED}\n")
-        let enqueue = try CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline])
+        let enqueue = try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline])
         #expect(enqueue.status == 0, "\(enqueue.stderr)")
         #expect(enqueue.stderr.contains("500 documents queued"))
 
@@ -65,7 +65,7 @@ struct WorkerTests {
             try FileManager.default.removeItem(at: batch.appendingPathComponent(id).appendingPathComponent("selfie.jpg"))
         }
         let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: OPTIONAL, PHONE: OPTIONAL, GOVERNMENT_ID: DISABLED}\n")
-        #expect(try CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
+        #expect(try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
         let arguments = ["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"]
         let workers = try (0..<2).map { _ in try InteractiveProcess(arguments) }
         for worker in workers {
@@ -93,19 +93,19 @@ struct WorkerTests {
     func needsPostgres() async throws {
         let folder = try temporaryFolder("enqueue-sqlite")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let sqlite = try CLIRunner.run(["enqueue", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path])
+        let sqlite = try await CLIRunner.run(["enqueue", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path])
         #expect(sqlite.status == 2)
         #expect(sqlite.stderr.contains("the work queue needs a PostgreSQL store"))
 
         let store = try await freshPostgresStore()
-        #expect(try CLIRunner.run(["enqueue", "Samples/batch", "--store", store]).status == 0)
-        let worker = try CLIRunner.run(["worker", "--exit-when-empty", "--store", store, "--omit-images"])
+        #expect(try await CLIRunner.run(["enqueue", "Samples/batch", "--store", store]).status == 0)
+        let worker = try await CLIRunner.run(["worker", "--exit-when-empty", "--store", store, "--omit-images"])
         #expect(worker.status == 1, "three sample documents fail on purpose")
-        let status = try CLIRunner.run(["status", "txn-batch-005", "--json", "--store", store])
+        let status = try await CLIRunner.run(["status", "txn-batch-005", "--json", "--store", store])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         #expect(object["documentSubmissionStatus"] as? String == "STARTED")
         #expect(object["documentStatus"] as? [String: String] == ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "PROCESSED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"])
-        let list = try CLIRunner.run(["status", "--state", "COMPLETED", "--store", store])
+        let list = try await CLIRunner.run(["status", "--state", "COMPLETED", "--store", store])
         #expect(list.lines.count == 5, "a header and the four completed sample transactions")
     }
 }
