@@ -54,7 +54,7 @@ public enum DeviceAttributes {
 
     static let hostNameHash: String = {
         let name = ProcessInfo.processInfo.hostName
-        return "sha256:" + SignalsHash.hex(Array(name.utf8)).prefix(16)
+        return "sha256:" + Crypto.SHA256.hash(data: Array(name.utf8)).hexString.prefix(16)
     }()
 }
 
@@ -111,11 +111,5 @@ public struct SignalsPayload: Codable, Sendable, Equatable {
         // A payload that does not decode is not ours to show: nil, as for no payload.
         guard let json = Data(base64Encoded: data), let payload = try? decoder.decode(SignalsPayload.self, from: json) else { return nil }
         self = payload
-    }
-}
-
-enum SignalsHash {
-    static func hex(_ bytes: [UInt8]) -> String {
-        Crypto.SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 }

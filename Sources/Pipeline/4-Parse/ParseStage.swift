@@ -51,15 +51,11 @@ struct ParseStage: Sendable {
         for key in fields.keys where !DocumentKey.images.contains(key) {
             hash.update(data: Data("\(key.rawValue)=\(fields[key] ?? "")\n".utf8))
         }
-        let contentHash = Self.hex(hash.finalize())
-        let id = Self.hex(SHA256.hash(data: Data("\(document.transaction.id)\n\(contentHash)".utf8)))
+        let contentHash = hash.finalize().hexString
+        let id = SHA256.hash(data: Data("\(document.transaction.id)\n\(contentHash)".utf8)).hexString
         return .document(AssembledDocument(job: document.job, transaction: document.transaction, fields: fields,
                                            documentId: "doc-" + id.prefix(32), contentHash: "sha256:" + contentHash,
                                            capture: document.capture))
-    }
-
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
     }
 }
 
