@@ -98,7 +98,8 @@ let package = Package(
         .target(name: "SeededRandom", path: "Tests/Helpers/SeededRandom"),
         .testTarget(
             name: "TransactionStoreTests",
-            dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Creates a database per test on the PostgreSQL server scripts/test starts.
         .target(

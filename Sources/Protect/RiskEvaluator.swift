@@ -63,19 +63,24 @@ public actor RiskEvaluations {
 
     public func evaluateOnce(_ transactionId: String) async {
         guard !asked.contains(transactionId) else { return }
-        let transaction: StoredTransaction?
+        let transaction: StoredTransaction?, state: ProtectState?
         do {
             transaction = try await store.transaction(id: transactionId)
+            state = try await store.protectState(of: transactionId, as: ProtectState.self)
         } catch {
             logger.warning("could not read a transaction for its risk evaluation",
                            metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
             return
         }
-        guard let transaction, let signals = transaction.signals, transaction.riskEvaluation == nil,
+        guard let transaction, let signals = transaction.signals, state?.riskEvaluation == nil,
               asked.insert(transactionId).inserted else { return }
         let answer = await evaluator.evaluate(transactionId: transactionId, signals: signals)
         do {
-            try await store.setRiskEvaluation(answer, of: transactionId)
+            _ = try await store.updateProtectState(of: transactionId, as: ProtectState.self) { current in
+                var state = current ?? ProtectState()
+                state.riskEvaluation = answer
+                return state
+            }
         } catch {
             logger.warning("could not store a risk evaluation", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
         }

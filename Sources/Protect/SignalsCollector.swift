@@ -61,15 +61,16 @@ public actor SignalsCollector {
     public func payload(for transaction: StoredTransaction, capture: CaptureInfo, at time: Date) async -> String? {
         guard configuration.enabled, let envId = configuration.envId else { return nil }
         if let signals = transaction.signals { return signals }
-        let current: StoredTransaction?
+        let current: StoredTransaction?, state: ProtectState?
         do {
             current = try await store.transaction(id: transaction.id)
+            state = collectsBehavior ? try await store.protectState(of: transaction.id, as: ProtectState.self) : nil
         } catch {
             logger.warning("protect: could not read the transaction", metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(error.failureCode)"])
             return nil
         }
         if let stored = current?.signals { return stored }
-        let behavior = collectsBehavior ? Self.decode(current?.behavior) : nil
+        let behavior = state?.behavior
         let device = DeviceAttributes.collect(channel: channel, capture: capture,
                                               ignoring: Set(configuration.deviceAttributesToIgnore))
         let data = SignalsPayload(envId: envId, createdAt: time, device: device, behavior: behavior).data
@@ -92,30 +93,16 @@ public actor SignalsCollector {
     private func updateBehavior(_ transactionId: String, _ change: @escaping @Sendable (inout BehaviorRecord) -> Void) async {
         guard collectsBehavior, !paused else { return }
         do {
-            _ = try await store.updateBehavior(of: transactionId) { text in
-                var record = Self.decode(text) ?? BehaviorRecord()
-                guard !record.paused else { return text }
+            _ = try await store.updateProtectState(of: transactionId, as: ProtectState.self) { current in
+                var state = current ?? ProtectState()
+                var record = state.behavior ?? BehaviorRecord()
+                guard !record.paused else { return current }
                 change(&record)
-                return Self.encode(record)
+                state.behavior = record
+                return state
             }
         } catch {
             logger.warning("protect: could not record behavioural data", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
         }
-    }
-
-    public static func decode(_ text: String?) -> BehaviorRecord? {
-        guard let text else { return nil }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        // Behavioural data that does not decode starts afresh rather than failing the document.
-        return try? decoder.decode(BehaviorRecord.self, from: Data(text.utf8))
-    }
-
-    static func encode(_ record: BehaviorRecord) -> String? {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        // A struct of numbers and dates always encodes.
-        return (try? encoder.encode(record)).map { String(decoding: $0, as: UTF8.self) }
     }
 }

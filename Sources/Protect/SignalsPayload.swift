@@ -80,6 +80,19 @@ public struct BehaviorRecord: Codable, Sendable, Equatable {
     }
 }
 
+/// What Protect keeps per transaction, in the store's table for it: the behavioural data collected so far and
+/// the risk evaluation's answer.
+public struct ProtectState: Codable, Sendable, Equatable {
+    public var behavior: BehaviorRecord?
+    /// The risk evaluation host's answer (JSON, as it came), once asked.
+    public var riskEvaluation: String?
+
+    public init(behavior: BehaviorRecord? = nil, riskEvaluation: String? = nil) {
+        self.behavior = behavior
+        self.riskEvaluation = riskEvaluation
+    }
+}
+
 /// The opaque `signals.data` string: base64 of a JSON document with the device attributes and the
 /// behavioural data known when it was made. It never holds document data.
 public struct SignalsPayload: Codable, Sendable, Equatable {

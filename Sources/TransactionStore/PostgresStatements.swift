@@ -8,11 +8,11 @@ import VerifyModel
 // execution's values, so a NULL there cannot fix a parameter's type wrongly for the connection's lifetime.
 
 /// A transaction row `t` with its document statuses, and whether a document is recorded.
-typealias TransactionColumns = (String, String, String?, String, Date, Date, Date, String?, String?, String?, Int64, [String], Bool)
+typealias TransactionColumns = (String, String, String?, String, Date, Date, Date, String?, Int64, [String], Bool)
 
 private let transactionColumns = """
     t.id, t.verification_code, t.env_id, t.submission_status, t.created_at, t.updated_at, t.expires_at,
-    t.signals, t.behavior, t.risk_evaluation, t.version,
+    t.signals, t.version,
     ARRAY(SELECT d.document_type || ' ' || d.requirement || ' ' || d.status FROM document_statuses d WHERE d.transaction_id = t.id)
     """
 
@@ -54,11 +54,12 @@ struct ReadDocumentOwner: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
-        (try row.decode(TransactionColumns.self), try row.makeRandomAccess()[13].decode(String.self))
+        (try row.decode(TransactionColumns.self), try row.makeRandomAccess()[11].decode(String.self))
     }
 }
 
-/// The transaction and its statuses; a concurrent insert of the same id wins and this one inserts nothing.
+/// The transaction and its statuses, unless it exists: then the row as it was (the statement's snapshot does not
+/// see its own insert). A concurrent insert of the same id wins; this one inserts nothing, and sees nothing.
 struct InsertTransaction: PostgresPreparedStatement {
     static let sql = """
         WITH created AS (
@@ -70,11 +71,13 @@ struct InsertTransaction: PostgresPreparedStatement {
             SELECT created.id, s.document_type, s.requirement, s.status
             FROM created, unnest($8::text[], $9::text[], $10::text[]) AS s(document_type, requirement, status)
         )
-        SELECT count(*) FROM created
+        SELECT \(transactionColumns), false, (SELECT count(*) FROM created)
+        FROM (SELECT 1) AS one LEFT JOIN transactions t ON t.id = $1
         """
     static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .text, .timestamptz, .timestamptz, .text,
                                                        .textArray, .textArray, .textArray]
-    typealias Row = Int
+    /// How many rows it inserted, and the existing row.
+    typealias Row = (Int, TransactionColumns?)
 
     var new: NewTransaction
     var state: TransactionState
@@ -95,7 +98,12 @@ struct InsertTransaction: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let cells = row.makeRandomAccess()
+        let inserted = try cells[cells.count - 1].decode(Int.self)
+        guard try cells[0].decode(String?.self) != nil else { return (inserted, nil) }
+        return (inserted, try row.decode(TransactionColumns.self))
+    }
 }
 
 /// A whole `StatusChange` in one statement: the version check gates every other part, so a refused change writes
@@ -115,10 +123,14 @@ enum StatusChangeStatement {
         return WriteCollected(change: change, document: document, fields: fields)
     }
 
-    fileprivate static let head = """
+    fileprivate static let head = makeHead(gate: "")
+
+    /// `gate`: more conditions the change is written under.
+    fileprivate static func makeHead(gate: String) -> String {
+        """
         WITH moved AS (
             UPDATE transactions SET submission_status = $1, updated_at = $2, version = version + 1
-            WHERE id = $3 AND version = $4 RETURNING id
+            WHERE id = $3 AND version = $4\(gate) RETURNING id
         ), statuses AS (
             UPDATE document_statuses d SET status = s.status
             FROM moved, unnest($5::text[], $6::text[]) AS s(document_type, status)
@@ -130,6 +142,7 @@ enum StatusChangeStatement {
             ORDER BY h.position RETURNING sequence
         )
         """
+    }
     fileprivate static let written = "(SELECT count(*) FROM moved), ARRAY(SELECT sequence FROM history ORDER BY sequence)"
     fileprivate static let headTypes: [PostgresDataType] = [.text, .timestamptz, .text, .int8, .textArray, .textArray,
                                                             .textArray, .textArray, .textArray, .text]
@@ -209,9 +222,12 @@ struct WriteCollected: PostgresPreparedStatement, StatusChangeWriting {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// A change that records a submission's end (one more attempt) with the document's move.
+/// A change that records a submission's end (one more attempt) with the document's move, if the document is the
+/// transaction's, of the moved type.
 struct WriteSubmissionEnd: PostgresPreparedStatement, StatusChangeWriting {
-    static let sql = StatusChangeStatement.head + """
+    static let sql = StatusChangeStatement.makeHead(gate: """
+         AND EXISTS (SELECT 1 FROM documents WHERE id = $11 AND transaction_id = $3 AND document_type = $14)
+        """) + """
         , submission AS (
             INSERT INTO submissions (document_id, attempts, outcome, error, updated_at)
             SELECT $11, 1, $12, $13, $2 FROM moved
@@ -224,17 +240,18 @@ struct WriteSubmissionEnd: PostgresPreparedStatement, StatusChangeWriting {
         , s.attempts, s.outcome, s.error, s.updated_at
         FROM (SELECT 1) AS one LEFT JOIN submission s ON true
         """
-    static let bindingDataTypes = StatusChangeStatement.headTypes + [.text, .text, .text]
+    static let bindingDataTypes = StatusChangeStatement.headTypes + [.text, .text, .text, .text]
     typealias Row = (Int, [Int64], Int?, String?, String?, Date?)
 
     var change: StatusChange
     var submission: SubmissionEnd
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = StatusChangeStatement.headBindings(change, capacity: 13)
+        var bindings = StatusChangeStatement.headBindings(change, capacity: 14)
         bindings.append(submission.documentId)
         bindings.append(submission.outcome.rawValue)
         bindings.append(submission.error)
+        bindings.append(submission.documentType?.rawValue)
         return bindings
     }
 

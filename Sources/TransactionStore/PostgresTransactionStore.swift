@@ -137,6 +137,22 @@ public final class PostgresTransactionStore: TransactionStore {
             ("v5-transaction-versions", [
                 "ALTER TABLE transactions ADD COLUMN version bigint NOT NULL DEFAULT 0 CHECK (version >= 0)",
             ]),
+            // Protect's state leaves the transaction's row for a table of its own, one JSON document per transaction
+            // that the Protect module defines; the store only keeps it.
+            ("v6-protect-states", [
+                """
+                CREATE TABLE protect_states (
+                    transaction_id text PRIMARY KEY REFERENCES transactions(id) ON DELETE CASCADE,
+                    state jsonb NOT NULL
+                )
+                """,
+                """
+                INSERT INTO protect_states (transaction_id, state)
+                SELECT id, jsonb_build_object('behavior', behavior::jsonb, 'riskEvaluation', risk_evaluation)
+                FROM transactions WHERE behavior IS NOT NULL OR risk_evaluation IS NOT NULL
+                """,
+                "ALTER TABLE transactions DROP COLUMN behavior, DROP COLUMN risk_evaluation",
+            ]),
     ]
 
     /// Applies the missing migrations; refuses a database that has migrations this version does not know.
@@ -183,9 +199,9 @@ public final class PostgresTransactionStore: TransactionStore {
         try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)
     }
 
-    public func finishSubmission(documentId: String, of transactionId: String, accepted: Bool, error: String?,
-                                 at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
-        try await core.finishSubmission(documentId: documentId, transactionId: transactionId, accepted: accepted, error: error, at: time)
+    public func finishSubmission(documentId: String, type: DocumentType, of transaction: StoredTransaction, accepted: Bool,
+                                 error: String?, at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
+        try await core.finishSubmission(documentId: documentId, type: type, of: transaction, accepted: accepted, error: error, at: time)
     }
 
     public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
@@ -280,27 +296,40 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
-    public func updateBehavior(of transactionId: String, _ transform: @escaping @Sendable (String?) -> String?) async throws(StoreError) -> String? {
-        try await transaction { connection in
-            var current: String??
-            for try await behavior in try await connection.query(
-                "SELECT behavior FROM transactions WHERE id = \(transactionId) FOR UPDATE", logger: self.logger).decode(String?.self) {
-                current = .some(behavior)
+    public func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State? {
+        let text = try await withConnection { connection -> String? in
+            for try await state in try await connection.query(
+                "SELECT state::text FROM protect_states WHERE transaction_id = \(transactionId)", logger: self.logger).decode(String.self) {
+                return state
             }
-            guard let current else { throw StoreError.unknownTransaction(transactionId) }
-            let updated = transform(current)
-            if updated != current {
-                try await connection.query("UPDATE transactions SET behavior = \(updated) WHERE id = \(transactionId)", logger: self.logger)
-            }
-            return updated
+            return nil
         }
+        return try text.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type) }
     }
 
-    public func setRiskEvaluation(_ result: String, of transactionId: String) async throws(StoreError) {
+    public func updateProtectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type,
+                                                             _ transform: @escaping @Sendable (State?) -> State?) async throws(StoreError) -> State? {
         try await transaction { connection in
-            let rows = try await connection.query(
-                "UPDATE transactions SET risk_evaluation = \(result) WHERE id = \(transactionId) RETURNING id", logger: self.logger).collect()
-            guard !rows.isEmpty else { throw StoreError.unknownTransaction(transactionId) }
+            // The transaction's row lock makes updates of its Protect state take turns, the first one included. The
+            // state is read by a statement of its own, after the lock: its snapshot then holds the previous update.
+            let locked = try await connection.query("SELECT 1 FROM transactions WHERE id = \(transactionId) FOR UPDATE",
+                                                    logger: self.logger).collect()
+            guard !locked.isEmpty else { throw StoreError.unknownTransaction(transactionId) }
+            var current: State?
+            for try await text in try await connection.query(
+                "SELECT state::text FROM protect_states WHERE transaction_id = \(transactionId)", logger: self.logger).decode(String.self) {
+                current = try ProtectStateColumn.decode(text, as: type)
+            }
+            guard let updated = transform(current) else {
+                try await connection.query("DELETE FROM protect_states WHERE transaction_id = \(transactionId)", logger: self.logger)
+                return nil
+            }
+            let text = try ProtectStateColumn.encode(updated)
+            try await connection.query("""
+                INSERT INTO protect_states (transaction_id, state) VALUES (\(transactionId), \(text)::jsonb)
+                ON CONFLICT (transaction_id) DO UPDATE SET state = EXCLUDED.state
+                """, logger: self.logger)
+            return updated
         }
     }
 
@@ -318,7 +347,7 @@ public final class PostgresTransactionStore: TransactionStore {
 
     static func transactionRead(_ row: TransactionColumns) throws -> TransactionRead {
         var policy: [DocumentType: DocumentRequirement] = [:], documents: [DocumentType: DocumentStatus] = [:]
-        for entry in row.11 {
+        for entry in row.9 {
             // Vocabulary words hold no spaces (the schema's CHECK constraints).
             let words = entry.split(separator: " ").map(String.init)
             guard words.count == 3, let type = DocumentType(rawValue: words[0]),
@@ -331,8 +360,8 @@ public final class PostgresTransactionStore: TransactionStore {
         let state = TransactionState(policy: policy, documents: documents,
                                      submissionStatus: try EnumColumn.decode(row.3), expiresAt: row.6)
         let transaction = StoredTransaction(id: row.0, verificationCode: row.1, envId: row.2, state: state, createdAt: row.4,
-                                            updatedAt: row.5, signals: row.7, behavior: row.8, riskEvaluation: row.9)
-        return TransactionRead(transaction: transaction, version: row.10, documentRecorded: row.12)
+                                            updatedAt: row.5, signals: row.7, version: row.8)
+        return TransactionRead(transaction: transaction, documentRecorded: row.10)
     }
 
     static func submission(_ connection: PostgresConnection, _ documentId: String, logger: Logger) async throws -> SubmissionRecord? {
@@ -391,12 +420,13 @@ extension PostgresTransactionStore: StoreRows {
         }
     }
 
-    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> Bool {
+    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> InsertOutcome {
         try await withConnection { connection in
-            for try await inserted in try await connection.execute(InsertTransaction(new: new, state: state), logger: self.logger) {
-                return inserted == 1
+            for try await (inserted, existing) in try await connection.execute(InsertTransaction(new: new, state: state), logger: self.logger) {
+                if inserted == 1 { return .inserted }
+                return try existing.map { .existing(try Self.transactionRead($0)) } ?? .concurrent
             }
-            return false
+            return .concurrent
         }
     }
 

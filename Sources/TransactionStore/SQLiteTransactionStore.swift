@@ -98,6 +98,20 @@ public final class SQLiteTransactionStore: TransactionStore {
         ("v3-transaction-versions", """
                 ALTER TABLE transactions ADD COLUMN version INTEGER NOT NULL DEFAULT 0 CHECK (version >= 0);
                 """),
+        // Protect's state leaves the transaction's row for a table of its own, one JSON document per transaction
+        // that the Protect module defines; the store only keeps it.
+        ("v4-protect-states", """
+                CREATE TABLE protectStates (
+                    transactionId TEXT PRIMARY KEY NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,
+                    state TEXT NOT NULL CHECK (json_valid(state))
+                );
+                INSERT INTO protectStates (transactionId, state)
+                    SELECT id, json_object('behavior', CASE WHEN json_valid(behavior) THEN json(behavior) END,
+                                           'riskEvaluation', riskEvaluation)
+                    FROM transactions WHERE behavior IS NOT NULL OR riskEvaluation IS NOT NULL;
+                ALTER TABLE transactions DROP COLUMN behavior;
+                ALTER TABLE transactions DROP COLUMN riskEvaluation;
+                """),
     ]
 
     static let migrator: DatabaseMigrator = {
@@ -120,9 +134,13 @@ public final class SQLiteTransactionStore: TransactionStore {
         var updatedAt: Date
         var expiresAt: Date
         var signals: String?
-        var behavior: String?
-        var riskEvaluation: String?
         var version: Int64
+    }
+
+    struct ProtectStateRow: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "protectStates"
+        var transactionId: String
+        var state: String
     }
 
     struct StatusRow: Codable, FetchableRecord, PersistableRecord {
@@ -191,9 +209,9 @@ public final class SQLiteTransactionStore: TransactionStore {
         try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)
     }
 
-    public func finishSubmission(documentId: String, of transactionId: String, accepted: Bool, error: String?,
-                                 at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
-        try await core.finishSubmission(documentId: documentId, transactionId: transactionId, accepted: accepted, error: error, at: time)
+    public func finishSubmission(documentId: String, type: DocumentType, of transaction: StoredTransaction, accepted: Bool,
+                                 error: String?, at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
+        try await core.finishSubmission(documentId: documentId, type: type, of: transaction, accepted: accepted, error: error, at: time)
     }
 
     public func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
@@ -206,21 +224,22 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    public func updateBehavior(of transactionId: String, _ transform: @escaping @Sendable (String?) -> String?) async throws(StoreError) -> String? {
-        try await write { db in
-            guard let row = try TransactionRow.fetchOne(db, key: transactionId) else { throw StoreError.unknownTransaction(transactionId) }
-            let updated = transform(row.behavior)
-            if updated != row.behavior {
-                try db.execute(sql: "UPDATE transactions SET behavior = ? WHERE id = ?", arguments: [updated, transactionId])
-            }
-            return updated
-        }
+    public func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State? {
+        let text = try await read { db in try ProtectStateRow.fetchOne(db, key: transactionId)?.state }
+        return try text.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type) }
     }
 
-    public func setRiskEvaluation(_ result: String, of transactionId: String) async throws(StoreError) {
+    public func updateProtectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type,
+                                                             _ transform: @escaping @Sendable (State?) -> State?) async throws(StoreError) -> State? {
         try await write { db in
-            try db.execute(sql: "UPDATE transactions SET riskEvaluation = ? WHERE id = ?", arguments: [result, transactionId])
-            guard db.changesCount == 1 else { throw StoreError.unknownTransaction(transactionId) }
+            guard try TransactionRow.exists(db, key: transactionId) else { throw StoreError.unknownTransaction(transactionId) }
+            let current = try ProtectStateRow.fetchOne(db, key: transactionId).map { try ProtectStateColumn.decode($0.state, as: type) }
+            guard let updated = transform(current) else {
+                try ProtectStateRow.deleteOne(db, key: transactionId)
+                return nil
+            }
+            try ProtectStateRow(transactionId: transactionId, state: try ProtectStateColumn.encode(updated)).save(db)
+            return updated
         }
     }
 
@@ -310,8 +329,8 @@ public final class SQLiteTransactionStore: TransactionStore {
                                      expiresAt: row.expiresAt)
         let transaction = StoredTransaction(id: row.id, verificationCode: row.verificationCode, envId: row.envId, state: state,
                                             createdAt: row.createdAt, updatedAt: row.updatedAt, signals: row.signals,
-                                            behavior: row.behavior, riskEvaluation: row.riskEvaluation)
-        return TransactionRead(transaction: transaction, version: row.version)
+                                            version: row.version)
+        return TransactionRead(transaction: transaction)
     }
 
     private static func saveSubmission(_ db: Database, _ end: SubmissionEnd, at time: Date) throws -> SubmissionRecord {
@@ -380,9 +399,9 @@ extension SQLiteTransactionStore: StoreRows {
         }
     }
 
-    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> Bool {
+    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> InsertOutcome {
         try await write { db in
-            guard try !TransactionRow.exists(db, key: new.id) else { return false }
+            if let existing = try Self.read(db, new.id) { return .existing(existing) }
             try TransactionRow(id: new.id, verificationCode: new.verificationCode, envId: new.envId,
                                submissionStatus: state.submissionStatus, createdAt: new.createdAt,
                                updatedAt: new.createdAt, expiresAt: new.expiresAt, signals: new.signals, version: 0).insert(db)
@@ -390,12 +409,17 @@ extension SQLiteTransactionStore: StoreRows {
                 try StatusRow(transactionId: new.id, documentType: type,
                               requirement: state.policy[type] ?? .optional, status: status).insert(db)
             }
-            return true
+            return .inserted
         }
     }
 
     func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange? {
         try await write { db in
+            if let end = change.submission, let type = end.documentType {
+                let owned = try DocumentRow.filter(key: end.documentId)
+                    .filter(Column("transactionId") == change.transactionId && Column("documentType") == type).fetchCount(db) == 1
+                guard owned else { return nil }
+            }
             try db.execute(sql: "UPDATE transactions SET submissionStatus = ?, updatedAt = ?, version = version + 1 WHERE id = ? AND version = ?",
                            arguments: [change.submissionStatus, change.time, change.transactionId, change.version])
             guard db.changesCount == 1 else { return nil }

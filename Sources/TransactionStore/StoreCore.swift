@@ -5,9 +5,18 @@ import VerifyModel
 /// document id is already recorded.
 struct TransactionRead: Sendable {
     var transaction: StoredTransaction
-    /// Bumped by every status change; a write names the version it was decided on.
-    var version: Int64
     var documentRecorded = false
+    /// A write names the version it was decided on.
+    var version: Int64 { transaction.version }
+}
+
+/// How inserting a transaction went.
+enum InsertOutcome: Sendable {
+    case inserted
+    /// It existed already: as it stands.
+    case existing(TransactionRead)
+    /// Another writer inserted it while this insert ran, too late to be seen by it: read it.
+    case concurrent
 }
 
 /// A status change decided by the model, for a backend to write in one database transaction: the changed
@@ -34,6 +43,9 @@ struct SubmissionEnd: Sendable {
     var documentId: String
     var outcome: SubmissionOutcome
     var error: String?
+    /// With a status change: the moved type. The write then checks the document is the transaction's, of this
+    /// type, so a change decided on a caller's snapshot cannot move another document.
+    var documentType: DocumentType? = nil
 }
 
 /// What the backend wrote: the history rows' sequence numbers, in the change's order, and the submission row.
@@ -49,10 +61,10 @@ protocol StoreRows: Sendable {
     func read(transaction id: String, document: String?) async throws(StoreError) -> TransactionRead?
     /// The transaction that owns a document, and the document's type.
     func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRead, DocumentType)?
-    /// Inserts the transaction and its document statuses unless it exists; true when this call inserted it.
-    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> Bool
+    /// Inserts the transaction and its document statuses unless it exists, in one round trip either way.
+    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> InsertOutcome
     /// Writes the change in one database transaction if the transaction is still at `change.version`
-    /// (and bumps it); nil when another writer moved it on first, having written nothing.
+    /// (and bumps it), and a submission's document is the transaction's; nil, having written nothing, when not.
     func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange?
     /// Records an attempt without a status change (one more attempt unless it is PENDING).
     func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws(StoreError) -> SubmissionRecord
@@ -71,15 +83,17 @@ struct StoreCore<Rows: StoreRows>: Sendable {
     static var maximumAttempts: Int { 64 }
 
     func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
-        if let existing = try await rows.read(transaction: new.id, document: nil) { return existing.transaction }
         let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
-        if try await rows.insert(new, state: state) {
+        switch try await rows.insert(new, state: state) {
+        case .inserted:
             return StoredTransaction(id: new.id, verificationCode: new.verificationCode, envId: new.envId, state: state,
-                                     createdAt: new.createdAt, updatedAt: new.createdAt, signals: new.signals)
+                                     createdAt: new.createdAt, updatedAt: new.createdAt, signals: new.signals, version: 0)
+        case .existing(let read):
+            return read.transaction
+        case .concurrent:
+            guard let created = try await rows.read(transaction: new.id, document: nil) else { throw .unknownTransaction(new.id) }
+            return created.transaction
         }
-        // Another writer created it between the read and the insert.
-        guard let created = try await rows.read(transaction: new.id, document: nil) else { throw .unknownTransaction(new.id) }
-        return created.transaction
     }
 
     func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
@@ -120,16 +134,35 @@ struct StoreCore<Rows: StoreRows>: Sendable {
         }
     }
 
-    func finishSubmission(documentId: String, transactionId: String, accepted: Bool, error: String?,
+    /// Decided first on the caller's snapshot of the transaction, which saves a read when it is current; a stale
+    /// one (the write, or the model, refuses it) is replaced by a fresh read and decided again.
+    func finishSubmission(documentId: String, type: DocumentType, of basis: StoredTransaction, accepted: Bool, error: String?,
                           at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
-        try await retrying(transactionId) { () throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])? in
-            guard let (read, type) = try await rows.read(ownerOf: documentId), read.transaction.id == transactionId else {
-                throw .unknownDocument(documentId)
+        var snapshot: TransactionRead? = TransactionRead(transaction: basis)
+        return try await retrying(basis.id) { () throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])? in
+            let read: TransactionRead, fresh = snapshot == nil
+            if let known = snapshot {
+                read = known
+                snapshot = nil
+            } else {
+                guard let (owner, ownedType) = try await rows.read(ownerOf: documentId), owner.transaction.id == basis.id,
+                      ownedType == type else {
+                    throw .unknownDocument(documentId)
+                }
+                read = owner
             }
-            var change = try Self.change(accepted ? .process : .reject, to: type, of: read,
+            var change: StatusChange
+            do throws(StoreError) {
+                change = try Self.change(accepted ? .process : .reject, to: type, of: read,
                                          reason: accepted ? "submission of \(documentId) accepted" : "submission of \(documentId) failed",
                                          at: time)
-            change.submission = SubmissionEnd(documentId: documentId, outcome: accepted ? .accepted : .failed, error: error)
+            } catch {
+                // The model refused a move decided on the caller's snapshot: decide again on a fresh read.
+                if case .transition = error, !fresh { return nil }
+                throw error
+            }
+            change.submission = SubmissionEnd(documentId: documentId, outcome: accepted ? .accepted : .failed, error: error,
+                                              documentType: type)
             guard let written = try await rows.write(change), let submission = written.submission else { return nil }
             let (updated, records) = Self.result(of: change, read.transaction, written)
             return (updated, submission, records)
@@ -177,6 +210,7 @@ struct StoreCore<Rows: StoreRows>: Sendable {
         var updated = transaction
         updated.state = change.next
         updated.updatedAt = change.time
+        updated.version = change.version + 1
         let records = zip(written.sequences, change.transitions).map { sequence, transition in
             let documentType: DocumentType? = if case .document(let type) = transition.subject { type } else { nil }
             return TransitionRecord(sequence: sequence, transactionId: transaction.id, documentType: documentType,

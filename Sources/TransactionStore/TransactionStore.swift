@@ -11,10 +11,9 @@ public struct StoredTransaction: Sendable, Equatable {
     public var updatedAt: Date
     /// The Protect signals payload shared by every submission of the transaction (SPEC §5).
     public var signals: String?
-    /// Behavioural data collected for the transaction so far (JSON, the Protect module's format).
-    public var behavior: String?
-    /// The risk evaluation's answer, when one was requested (JSON).
-    public var riskEvaluation: String?
+    /// Bumped by every status change. A snapshot handed back to the store (`finishSubmission`) lets it write
+    /// without reading first; a snapshot that has gone stale costs a read, never a wrong write.
+    public var version: Int64
 
     public var policy: [DocumentType: DocumentRequirement] { state.policy }
     public var expiresAt: Date { state.expiresAt }
@@ -180,14 +179,20 @@ public protocol TransactionStore: Sendable {
     func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError) -> SubmissionRecord
     /// Records a submission's end and moves the document in the same database transaction: accepted ->
     /// PROCESSED; failed permanently -> back to its policy status. A crash cannot separate the two.
-    func finishSubmission(documentId: String, of transactionId: String, accepted: Bool, error: String?, at time: Date)
-        async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
+    /// `transaction` is the document's transaction as the caller last read it: the move is decided on it, and
+    /// decided again on a fresh read when it has gone stale.
+    func finishSubmission(documentId: String, type: DocumentType, of transaction: StoredTransaction, accepted: Bool,
+                          error: String?, at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
     func submission(documentId: String) async throws(StoreError) -> SubmissionRecord?
     /// Stores the transaction's signals payload unless it has one: the first one set is kept, and returned.
     func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String
-    /// Replaces the behavioural data with `transform` of it, read and written in one database transaction.
-    func updateBehavior(of transactionId: String, _ transform: @escaping @Sendable (String?) -> String?) async throws(StoreError) -> String?
-    func setRiskEvaluation(_ result: String, of transactionId: String) async throws(StoreError)
+    /// Protect's state of the transaction (its behavioural data and risk evaluation), kept as JSON in a table of
+    /// its own: the store keeps it, the Protect module defines `State`. nil until one is written.
+    func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State?
+    /// Replaces Protect's state with `transform` of it, read and written in one database transaction; returns what
+    /// the transaction now holds.
+    func updateProtectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type,
+                                                      _ transform: @escaping @Sendable (State?) -> State?) async throws(StoreError) -> State?
     func document(id: String) async throws(StoreError) -> DocumentRecord?
     func transaction(id: String) async throws(StoreError) -> StoredTransaction?
     func report(id: String) async throws(StoreError) -> TransactionReport?

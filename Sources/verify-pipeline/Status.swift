@@ -14,8 +14,8 @@ extension VerifyPipeline {
         @Argument(help: "The transaction to show; omit it to list transactions.")
         var transactionId: String?
 
-        @Option(help: ArgumentHelp("List only transactions in this status (NOT_STARTED, STARTED, PROCESS, COMPLETED).", valueName: "status"))
-        var state: String?
+        @Option(help: ArgumentHelp("List only transactions in this status.", valueName: "status"))
+        var state: DocumentSubmissionStatus?
 
         @Flag(help: "JSON instead of text (one object; one line per transaction when listing).")
         var json = false
@@ -26,9 +26,6 @@ extension VerifyPipeline {
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
-            if let state, DocumentSubmissionStatus(rawValue: state.uppercased()) == nil {
-                throw ValidationError("unknown status '\(state)' (NOT_STARTED, STARTED, PROCESS, COMPLETED)")
-            }
             if signals, transactionId == nil {
                 throw ValidationError("--signals shows one transaction: give its TRANSACTION_ID")
             }
@@ -38,8 +35,7 @@ extension VerifyPipeline {
         }
 
         func run() async throws {
-            let transactionId = transactionId, json = json, signals = signals
-            let filter: DocumentSubmissionStatus? = state.flatMap { DocumentSubmissionStatus(rawValue: $0.uppercased()) }
+            let transactionId = transactionId, json = json, signals = signals, filter = state
             let show: @Sendable (any TransactionStore) async throws -> Void = { store in
                 if let transactionId {
                     guard let report = try await store.report(id: transactionId) else {
@@ -47,7 +43,8 @@ extension VerifyPipeline {
                         throw ExitCode(1)
                     }
                     if signals {
-                        print(StatusFormat.signals(report.transaction, json: json))
+                        let state = try await store.protectState(of: transactionId, as: ProtectState.self)
+                        print(StatusFormat.signals(report.transaction, state: state, json: json))
                     } else {
                         print(json ? StatusFormat.json(report) : StatusFormat.text(report, now: Date()))
                     }
@@ -106,14 +103,14 @@ enum StatusFormat {
     }
 
     /// The Protect view of a transaction: its payload decoded, its behavioural data and its risk evaluation.
-    static func signals(_ transaction: StoredTransaction, json: Bool) -> String {
+    static func signals(_ transaction: StoredTransaction, state: ProtectState?, json: Bool) -> String {
         var object: [String: Any] = ["transactionId": transaction.id]
         if let data = transaction.signals {
             object["signals"] = ["data": data, "decoded": jsonObject(SignalsPayload(data: data)) ?? NSNull()]
         }
-        // Stored behavioural data and risk answers are shown parsed when they parse, as text when they do not.
-        if let behavior = transaction.behavior { object["behavior"] = (try? JSONSerialization.jsonObject(with: Data(behavior.utf8))) ?? behavior }
-        if let risk = transaction.riskEvaluation { object["riskEvaluation"] = (try? JSONSerialization.jsonObject(with: Data(risk.utf8))) ?? risk }
+        if let behavior = state?.behavior { object["behavior"] = jsonObject(behavior) ?? NSNull() }
+        // A risk answer is shown parsed when it parses, as the text that came otherwise.
+        if let risk = state?.riskEvaluation { object["riskEvaluation"] = (try? JSONSerialization.jsonObject(with: Data(risk.utf8))) ?? risk }
         let options: JSONSerialization.WritingOptions = json ? [.sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         // An object of strings and parsed JSON always serialises.
         let text = (try? JSONSerialization.data(withJSONObject: object, options: options)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
@@ -211,5 +208,12 @@ enum StatusFormat {
 
     private static func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}
+
+// `--state completed` or `--state COMPLETED`; the help lists the wire spellings.
+extension DocumentSubmissionStatus: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(rawValue: argument.uppercased())
     }
 }

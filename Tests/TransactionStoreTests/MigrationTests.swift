@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GRDB
 import Testing
 
 @testable import TransactionStore
@@ -19,6 +20,7 @@ struct MigrationTests {
             "v1-transactions-documents-transitions-submissions d7eaa2d3318e1405d3fbfbe0c218a8bfd77fd9682f6c35259620104451893f4b",
             "v2-protect-behavior-and-risk 78e88843fdb0d60e0e5cadebea86570ef3d97f409e5b234c698596c3a7df8ecc",
             "v3-transaction-versions a31f8115aaa3fe0723c5e3bce3c4287ade665cf2e71313a79ef39c9ed90d1219",
+            "v4-protect-states 2821efd8319d988d05fc7de649cf65b3a17a028331a8050d93bb09072a66d7b8",
         ])
     }
 
@@ -31,6 +33,44 @@ struct MigrationTests {
             "v3-work-queue 27730b944afc898691e94cca3579231c4c6ef930faf7a3133f33074ecbb3dd75",
             "v4-work-groups 2051d6793c3c83a8e21f7d119f7df1c77d5e1f226d511281a20f474da2fcbdd3",
             "v5-transaction-versions 02718b98836f3b7e2a49784695b174c5ae536e241b83e2da4193eda3a814c2f4",
+            "v6-protect-states aaf17bae40fbdbc89010675e82d0a37e88dd15068e6385e5939695df2daa2512",
         ])
+    }
+
+    /// Protect's state as the Protect module of the time wrote it, in the columns v2 added.
+    struct LegacyProtectState: Codable, Equatable {
+        var behavior: [String: Int]?
+        var riskEvaluation: String?
+    }
+
+    @Test("a v3 SQLite store's Protect columns move to their own table, values intact")
+    func sqliteProtectStates() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("verify-pipeline.sqlite").path
+        func makeVersion3Store() throws {
+            var migrator = DatabaseMigrator()
+            for (identifier, sql) in SQLiteTransactionStore.migrations.prefix(3) {
+                migrator.registerMigration(identifier) { db in try db.execute(sql: sql) }
+            }
+            let queue = try DatabaseQueue(path: path)
+            try migrator.migrate(queue)
+            try queue.write { db in
+                let rows: [(String, String?, String?)] = [("t1", #"{"retries":2}"#, #"{"level":"LOW"}"#), ("t2", nil, nil), ("t3", nil, "not json")]
+                for (id, behavior, risk) in rows {
+                    try db.execute(sql: """
+                        INSERT INTO transactions (id, verificationCode, submissionStatus, createdAt, updatedAt, expiresAt, behavior, riskEvaluation)
+                        VALUES (?, '417203', 'NOT_STARTED', '2026-11-23 00:00:00.000', '2026-11-23 00:00:00.000', '2026-11-23 00:30:00.000', ?, ?)
+                        """, arguments: [id, behavior, risk])
+                }
+            }
+        }
+        try makeVersion3Store()
+        let store = try SQLiteTransactionStore(path: path, create: false)
+        #expect(try await store.protectState(of: "t1", as: LegacyProtectState.self)
+                == LegacyProtectState(behavior: ["retries": 2], riskEvaluation: #"{"level":"LOW"}"#))
+        #expect(try await store.protectState(of: "t2", as: LegacyProtectState.self) == nil)
+        #expect(try await store.protectState(of: "t3", as: LegacyProtectState.self) == LegacyProtectState(behavior: nil, riskEvaluation: "not json"))
+        #expect(try await store.transaction(id: "t1")?.state.submissionStatus == .notStarted)
     }
 }

@@ -134,12 +134,15 @@ struct StoreTests {
     @Test("submissions count their attempts; finishing one moves the document in the same write", arguments: StoreKind.allCases)
     func submissions(_ kind: StoreKind) async throws {
         try await kind.withFreshStore { store, _ in
-            _ = try await store.openTransaction(newTransaction("t1"))
+            let opened = try await store.openTransaction(newTransaction("t1"))
             _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
             _ = try await store.recordSubmission(documentId: "d1", outcome: .failed, error: "HTTP 503", at: t0)
-            let (transaction, record, transitions) = try await store.finishSubmission(documentId: "d1", of: "t1", accepted: true, error: nil, at: t0)
+            // Decided on a stale snapshot (the transaction before its document was collected): read afresh, not trusted.
+            let (transaction, record, transitions) = try await store.finishSubmission(
+                documentId: "d1", type: .governmentId, of: opened, accepted: true, error: nil, at: t0)
             #expect(record.attempts == 2 && record.outcome == .accepted && record.error == nil)
             #expect(transaction.state.documents[.governmentId] == .processed)
+            #expect(transaction.version == (try await store.transaction(id: "t1"))?.version)
             #expect(transitions.first?.to == "PROCESSED")
             await #expect(throws: StoreError.unknownDocument("nope")) {
                 _ = try await store.recordSubmission(documentId: "nope", outcome: .accepted, error: nil, at: t0)
@@ -147,17 +150,59 @@ struct StoreTests {
         }
     }
 
-    @Test("signals are set once; behavioural data updates in place", arguments: StoreKind.allCases)
-    func signalsAndBehavior(_ kind: StoreKind) async throws {
+    @Test("a submission's end moves only its own document, whatever snapshot the caller hands over", arguments: StoreKind.allCases)
+    func submissionOwnership(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in
+            _ = try await store.openTransaction(newTransaction("t1"))
+            _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
+            _ = try await store.collect(document("d2", "t1", .selfie), at: t0)
+            let current = try #require(try await store.transaction(id: "t1"))
+            // The model allows SELFIE COLLECTED -> PROCESSED on this current snapshot: the write's own check refuses
+            // d1, which is the GOVERNMENT_ID.
+            await #expect(throws: StoreError.unknownDocument("d1")) {
+                _ = try await store.finishSubmission(documentId: "d1", type: .selfie, of: current, accepted: true, error: nil, at: t0)
+            }
+            _ = try await store.openTransaction(newTransaction("t2"))
+            await #expect(throws: StoreError.unknownDocument("d1")) {
+                _ = try await store.finishSubmission(documentId: "d1", type: .governmentId, of: try #require(try await store.transaction(id: "t2")),
+                                                     accepted: true, error: nil, at: t0)
+            }
+            let after = try #require(try await store.transaction(id: "t1"))
+            #expect(after.state.documents == [.governmentId: .collected, .selfie: .collected] && after.version == current.version)
+            #expect(try await store.submission(documentId: "d1") == nil)
+        }
+    }
+
+    /// Stands in for the Protect module's state: the store keeps any Codable value, dates included.
+    struct SampleState: Codable, Sendable, Equatable {
+        var text: String
+        var at: Date?
+    }
+
+    @Test("signals are set once; Protect's state is kept per transaction and updated in turn", arguments: StoreKind.allCases)
+    func signalsAndProtectState(_ kind: StoreKind) async throws {
         try await kind.withFreshStore { store, _ in
             _ = try await store.openTransaction(newTransaction("t1"))
             // newTransaction sets signals already: a second value does not replace it.
             #expect(try await store.setSignals("other", of: "t1") == "signals-t1")
-            #expect(try await store.updateBehavior(of: "t1") { ($0 ?? "") + "a" } == "a")
-            #expect(try await store.updateBehavior(of: "t1") { ($0 ?? "") + "b" } == "ab")
-            try await store.setRiskEvaluation(#"{"level":"LOW"}"#, of: "t1")
-            let transaction = try #require(try await store.transaction(id: "t1"))
-            #expect(transaction.behavior == "ab" && transaction.riskEvaluation == #"{"level":"LOW"}"#)
+            #expect(try await store.protectState(of: "t1", as: SampleState.self) == nil)
+            #expect(try await store.updateProtectState(of: "t1", as: SampleState.self) { _ in SampleState(text: "a", at: t0) }
+                    == SampleState(text: "a", at: t0))
+            // Concurrent updates read and write in turn: none is lost.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        _ = try await store.updateProtectState(of: "t1", as: SampleState.self) { current in
+                            SampleState(text: (current?.text ?? "") + "b", at: current?.at)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.protectState(of: "t1", as: SampleState.self) == SampleState(text: "a" + String(repeating: "b", count: 20), at: t0))
+            await #expect(throws: StoreError.unknownTransaction("nope")) {
+                _ = try await store.updateProtectState(of: "nope", as: SampleState.self) { _ in SampleState(text: "x") }
+            }
         }
     }
 

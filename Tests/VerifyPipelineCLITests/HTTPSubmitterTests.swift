@@ -187,7 +187,7 @@ struct ProtectSignalsTests {
         let payloads = Self.signalsOfSubmissions(server, transaction: "accept-n")
         #expect(payloads.count == 2 && Set(payloads).count == 1)
         #expect(SignalsPayload(data: payloads[0])?.behavior == nil)
-        #expect(try await SQLiteTransactionStore(path: store, create: false).transaction(id: "accept-n")?.behavior == nil)
+        #expect(try await SQLiteTransactionStore(path: store, create: false).protectState(of: "accept-n", as: ProtectState.self)?.behavior == nil)
     }
 
     @Test("with pauseBehavioralDataOnSuccess, behavioural data stops growing once the transaction completes", arguments: [true, false])
@@ -210,14 +210,14 @@ struct ProtectSignalsTests {
         _ = process.nextLine()
         let reader = try SQLiteTransactionStore(path: store, create: false)
         #expect(try await reader.transaction(id: "pause-1")?.state.submissionStatus == .completed)
-        let before = SignalsCollector.decode(try await reader.transaction(id: "pause-1")?.behavior)
+        let before = try await reader.protectState(of: "pause-1", as: ProtectState.self)?.behavior
         #expect(before?.arrivalsMs.count == 2)
         // After completion: a document that cannot be decoded arrives for the same transaction.
         process.write(#"{"id":"4","transactionId":"pause-1","type":"SELFIE","selfiePath":"Samples/batch/05-corrupt-image/front.jpg"}"#)
         #expect(process.nextLine()?.contains("documentCaptureError") == true)
         process.closeInput()
         #expect(process.waitForExit())
-        let after = SignalsCollector.decode(try await reader.transaction(id: "pause-1")?.behavior)
+        let after = try await reader.protectState(of: "pause-1", as: ProtectState.self)?.behavior
         #expect(after?.paused == pause)
         #expect(after?.failedDecodes == (pause ? 0 : 1), "paused: \(pause)")
     }
