@@ -14,7 +14,8 @@ public final class PostgresTransactionStore: TransactionStore {
     let logger: Logger
     let location: String
     private let turns = TransactionTurns()
-    private var core: StoreCore<PostgresTransactionStore> { StoreCore(rows: self, turns: turns) }
+    private let recent = RecentTransactions()
+    private var core: StoreCore<PostgresTransactionStore> { StoreCore(rows: self, turns: turns, recent: recent) }
 
     init(client: PostgresClient, location: String, logger: Logger) {
         self.client = client
@@ -199,9 +200,10 @@ public final class PostgresTransactionStore: TransactionStore {
         try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)
     }
 
-    public func finishSubmission(documentId: String, type: DocumentType, of transaction: StoredTransaction, accepted: Bool,
+    public func finishSubmission(documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
                                  error: String?, at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
-        try await core.finishSubmission(documentId: documentId, type: type, of: transaction, accepted: accepted, error: error, at: time)
+        try await core.finishSubmission(documentId: documentId, type: type, transactionId: transactionId, accepted: accepted,
+                                        error: error, at: time)
     }
 
     public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {

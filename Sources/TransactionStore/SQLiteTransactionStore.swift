@@ -8,7 +8,8 @@ public final class SQLiteTransactionStore: TransactionStore {
     public let path: String
     private let pool: DatabasePool
     private let turns = TransactionTurns()
-    private var core: StoreCore<SQLiteTransactionStore> { StoreCore(rows: self, turns: turns) }
+    private let recent = RecentTransactions()
+    private var core: StoreCore<SQLiteTransactionStore> { StoreCore(rows: self, turns: turns, recent: recent) }
 
     /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open.
     public init(path: String, create: Bool = true) throws(StoreError) {
@@ -209,9 +210,10 @@ public final class SQLiteTransactionStore: TransactionStore {
         try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)
     }
 
-    public func finishSubmission(documentId: String, type: DocumentType, of transaction: StoredTransaction, accepted: Bool,
+    public func finishSubmission(documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
                                  error: String?, at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
-        try await core.finishSubmission(documentId: documentId, type: type, of: transaction, accepted: accepted, error: error, at: time)
+        try await core.finishSubmission(documentId: documentId, type: type, transactionId: transactionId, accepted: accepted,
+                                        error: error, at: time)
     }
 
     public func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {

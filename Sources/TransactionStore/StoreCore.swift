@@ -73,50 +73,58 @@ protocol StoreRows: Sendable {
 /// The store's logic, written once over `StoreRows`: the model decides every status change, the backend writes
 /// it. Writes are optimistic: a change names the version it was decided on, and when another writer (a task, or
 /// another process on the same store) got there first, the core reads again and decides afresh. No database
-/// transaction spans a decision, so a change costs PostgreSQL one statement and SQLite one `write { }`.
+/// transaction spans a decision, so a change costs PostgreSQL one statement and SQLite one `write { }`. A change
+/// to a transaction this process has just read or written is decided on that state, without reading it again.
 struct StoreCore<Rows: StoreRows>: Sendable {
     let rows: Rows
     /// The store's: tasks of this process take turns per transaction instead of refusing each other's writes.
     let turns: TransactionTurns
+    /// The store's: what this process last saw of each transaction it works on.
+    let recent: RecentTransactions
 
     /// How often a decision is retried against writers that keep moving the transaction on.
     static var maximumAttempts: Int { 64 }
 
     func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
         let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
+        let opened: StoredTransaction
         switch try await rows.insert(new, state: state) {
         case .inserted:
-            return StoredTransaction(id: new.id, verificationCode: new.verificationCode, envId: new.envId, state: state,
-                                     createdAt: new.createdAt, updatedAt: new.createdAt, signals: new.signals, version: 0)
+            opened = StoredTransaction(id: new.id, verificationCode: new.verificationCode, envId: new.envId, state: state,
+                                       createdAt: new.createdAt, updatedAt: new.createdAt, signals: new.signals, version: 0)
         case .existing(let read):
-            return read.transaction
+            opened = read.transaction
         case .concurrent:
             guard let created = try await rows.read(transaction: new.id, document: nil) else { throw .unknownTransaction(new.id) }
-            return created.transaction
+            opened = created.transaction
         }
+        recent.remember(opened)
+        return opened
     }
 
+    /// Always reads: whether the document is recorded is part of the decision.
     func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
-        try await retrying(document.transactionId) { () throws(StoreError) -> CollectOutcome? in
+        try await retrying(document.transactionId, known: false) { _ throws(StoreError) -> CollectOutcome? in
             guard let read = try await rows.read(transaction: document.transactionId, document: document.id) else {
                 throw .unknownTransaction(document.transactionId)
             }
+            recent.remember(read.transaction)
             if read.documentRecorded { return .alreadyRecorded(read.transaction) }
             var change = try Self.change(.collect, to: document.type, of: read, reason: "document \(document.id) collected", at: time)
             change.document = document
             guard let written = try await rows.write(change) else { return nil }
-            let (updated, records) = Self.result(of: change, read.transaction, written)
+            let (updated, records) = result(of: change, read.transaction, written)
             return .collected(updated, records)
         }
     }
 
     func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
                at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
-        try await retrying(transactionId) { () throws(StoreError) -> (StoredTransaction, [TransitionRecord])? in
-            guard let read = try await rows.read(transaction: transactionId, document: nil) else { throw .unknownTransaction(transactionId) }
+        try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, [TransitionRecord])? in
+            guard let read = try await readTransaction(transactionId, unless: known) else { throw .unknownTransaction(transactionId) }
             let change = try Self.change(event, to: type, of: read, reason: reason, at: time)
             guard let written = try await rows.write(change) else { return nil }
-            return Self.result(of: change, read.transaction, written)
+            return result(of: change, read.transaction, written)
         }
     }
 
@@ -124,47 +132,42 @@ struct StoreCore<Rows: StoreRows>: Sendable {
     /// unknown transaction.
     func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
         -> (StoredTransaction, [TransitionRecord])? {
-        try await retrying(transactionId) { () throws(StoreError) -> (StoredTransaction, [TransitionRecord])?? in
-            guard let read = try await rows.read(transaction: transactionId, document: nil) else { return .some(nil) }
+        try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, [TransitionRecord])?? in
+            guard let read = try await readTransaction(transactionId, unless: known) else { return .some(nil) }
             let missing = read.transaction.state.documents.filter { $0.value == .optional }.keys.sorted { $0.rawValue < $1.rawValue }
-            guard !missing.isEmpty else { return .some((read.transaction, [])) }
+            guard !missing.isEmpty else {
+                // "Nothing to skip" writes nothing, so no version check would catch a stale guess: confirm it on a read.
+                return known == nil ? .some((read.transaction, [])) : nil
+            }
             let change = try Self.change(missing.map { (.skip, $0) }, of: read, reason: reason, at: time)
             guard let written = try await rows.write(change) else { return nil }
-            return Self.result(of: change, read.transaction, written)
+            return result(of: change, read.transaction, written)
         }
     }
 
-    /// Decided first on the caller's snapshot of the transaction, which saves a read when it is current; a stale
-    /// one (the write, or the model, refuses it) is replaced by a fresh read and decided again.
-    func finishSubmission(documentId: String, type: DocumentType, of basis: StoredTransaction, accepted: Bool, error: String?,
+    /// Without a known state, reads the document's owner: the document must be the transaction's, of `type`. The
+    /// write checks that too, so a change decided on a known state cannot move another document.
+    func finishSubmission(documentId: String, type: DocumentType, transactionId: String, accepted: Bool, error: String?,
                           at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
-        var snapshot: TransactionRead? = TransactionRead(transaction: basis)
-        return try await retrying(basis.id) { () throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])? in
-            let read: TransactionRead, fresh = snapshot == nil
-            if let known = snapshot {
+        try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])? in
+            let read: TransactionRead
+            if let known {
                 read = known
-                snapshot = nil
             } else {
-                guard let (owner, ownedType) = try await rows.read(ownerOf: documentId), owner.transaction.id == basis.id,
+                guard let (owner, ownedType) = try await rows.read(ownerOf: documentId), owner.transaction.id == transactionId,
                       ownedType == type else {
                     throw .unknownDocument(documentId)
                 }
+                recent.remember(owner.transaction)
                 read = owner
             }
-            var change: StatusChange
-            do throws(StoreError) {
-                change = try Self.change(accepted ? .process : .reject, to: type, of: read,
+            var change = try Self.change(accepted ? .process : .reject, to: type, of: read,
                                          reason: accepted ? "submission of \(documentId) accepted" : "submission of \(documentId) failed",
                                          at: time)
-            } catch {
-                // The model refused a move decided on the caller's snapshot: decide again on a fresh read.
-                if case .transition = error, !fresh { return nil }
-                throw error
-            }
             change.submission = SubmissionEnd(documentId: documentId, outcome: accepted ? .accepted : .failed, error: error,
                                               documentType: type)
             guard let written = try await rows.write(change), let submission = written.submission else { return nil }
-            let (updated, records) = Self.result(of: change, read.transaction, written)
+            let (updated, records) = result(of: change, read.transaction, written)
             return (updated, submission, records)
         }
     }
@@ -204,7 +207,14 @@ struct StoreCore<Rows: StoreRows>: Sendable {
                             time: time, transitions: transitions, reason: reason)
     }
 
-    /// The transaction after a written change, and its new history rows.
+    /// The transaction after a written change, remembered, and its new history rows.
+    private func result(of change: StatusChange, _ transaction: StoredTransaction,
+                        _ written: WrittenChange) -> (StoredTransaction, [TransitionRecord]) {
+        let (updated, records) = Self.result(of: change, transaction, written)
+        recent.remember(updated)
+        return (updated, records)
+    }
+
     static func result(of change: StatusChange, _ transaction: StoredTransaction,
                        _ written: WrittenChange) -> (StoredTransaction, [TransitionRecord]) {
         var updated = transaction
@@ -219,12 +229,30 @@ struct StoreCore<Rows: StoreRows>: Sendable {
         return (updated, records)
     }
 
-    /// Runs a read-decide-write step, in the transaction's turn, until its write is not refused (the step returns
-    /// nil when it was: another process wrote the transaction in between).
-    private func retrying<T>(_ transactionId: String, _ step: () async throws(StoreError) -> T?) async throws(StoreError) -> T {
+    /// `known` when there is one, else the transaction as read now (and remembered).
+    private func readTransaction(_ id: String, unless known: TransactionRead?) async throws(StoreError) -> TransactionRead? {
+        if let known { return known }
+        let read = try await rows.read(transaction: id, document: nil)
+        if let read { recent.remember(read.transaction) }
+        return read
+    }
+
+    /// Runs a decide-and-write step in the transaction's turn until its write is not refused (the step returns nil
+    /// when it was: another process wrote the transaction in between). The first attempt gets the state this
+    /// process last saw (`known`), when it has one; a refusal decided on it, by the write or by the model, may only
+    /// mean it went stale, so every later attempt gets nil and reads.
+    private func retrying<T>(_ transactionId: String, known useKnown: Bool = true,
+                             _ step: (_ known: TransactionRead?) async throws(StoreError) -> T?) async throws(StoreError) -> T {
         try await turns.withTurn(transactionId) { () throws(StoreError) -> T in
+            var known = useKnown ? recent[transactionId] : nil
             for _ in 0..<Self.maximumAttempts {
-                if let result = try await step() { return result }
+                let guess = known
+                known = nil
+                do throws(StoreError) {
+                    if let result = try await step(guess) { return result }
+                } catch {
+                    guard guess != nil, case .transition = error else { throw error }
+                }
             }
             throw .database("the transaction kept changing under \(Self.maximumAttempts) attempts to write it")
         }

@@ -11,8 +11,8 @@ public struct StoredTransaction: Sendable, Equatable {
     public var updatedAt: Date
     /// The Protect signals payload shared by every submission of the transaction (SPEC §5).
     public var signals: String?
-    /// Bumped by every status change. A snapshot handed back to the store (`finishSubmission`) lets it write
-    /// without reading first; a snapshot that has gone stale costs a read, never a wrong write.
+    /// Bumped by every status change: a write names the version it was decided on, and is refused when the row
+    /// has moved on.
     public var version: Int64
 
     public var policy: [DocumentType: DocumentRequirement] { state.policy }
@@ -179,9 +179,9 @@ public protocol TransactionStore: Sendable {
     func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError) -> SubmissionRecord
     /// Records a submission's end and moves the document in the same database transaction: accepted ->
     /// PROCESSED; failed permanently -> back to its policy status. A crash cannot separate the two.
-    /// `transaction` is the document's transaction as the caller last read it: the move is decided on it, and
-    /// decided again on a fresh read when it has gone stale.
-    func finishSubmission(documentId: String, type: DocumentType, of transaction: StoredTransaction, accepted: Bool,
+    /// `type` is the document's: the move is refused (`unknownDocument`) unless the document is the transaction's,
+    /// of that type.
+    func finishSubmission(documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
                           error: String?, at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
     func submission(documentId: String) async throws(StoreError) -> SubmissionRecord?
     /// Stores the transaction's signals payload unless it has one: the first one set is kept, and returned.

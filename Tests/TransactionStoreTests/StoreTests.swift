@@ -134,12 +134,11 @@ struct StoreTests {
     @Test("submissions count their attempts; finishing one moves the document in the same write", arguments: StoreKind.allCases)
     func submissions(_ kind: StoreKind) async throws {
         try await kind.withFreshStore { store, _ in
-            let opened = try await store.openTransaction(newTransaction("t1"))
+            _ = try await store.openTransaction(newTransaction("t1"))
             _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
             _ = try await store.recordSubmission(documentId: "d1", outcome: .failed, error: "HTTP 503", at: t0)
-            // Decided on a stale snapshot (the transaction before its document was collected): read afresh, not trusted.
             let (transaction, record, transitions) = try await store.finishSubmission(
-                documentId: "d1", type: .governmentId, of: opened, accepted: true, error: nil, at: t0)
+                documentId: "d1", type: .governmentId, of: "t1", accepted: true, error: nil, at: t0)
             #expect(record.attempts == 2 && record.outcome == .accepted && record.error == nil)
             #expect(transaction.state.documents[.governmentId] == .processed)
             #expect(transaction.version == (try await store.transaction(id: "t1"))?.version)
@@ -150,26 +149,53 @@ struct StoreTests {
         }
     }
 
-    @Test("a submission's end moves only its own document, whatever snapshot the caller hands over", arguments: StoreKind.allCases)
+    @Test("a submission's end moves only its own document, of its own type", arguments: StoreKind.allCases)
     func submissionOwnership(_ kind: StoreKind) async throws {
         try await kind.withFreshStore { store, _ in
             _ = try await store.openTransaction(newTransaction("t1"))
             _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
-            _ = try await store.collect(document("d2", "t1", .selfie), at: t0)
-            let current = try #require(try await store.transaction(id: "t1"))
-            // The model allows SELFIE COLLECTED -> PROCESSED on this current snapshot: the write's own check refuses
-            // d1, which is the GOVERNMENT_ID.
+            let current = try await store.collect(document("d2", "t1", .selfie), at: t0)
+            guard case .collected(let before, _) = current else { Issue.record("d2 was not collected"); return }
+            // The model allows SELFIE COLLECTED -> PROCESSED on the state the store remembers: the write's own check
+            // refuses d1, which is the GOVERNMENT_ID.
             await #expect(throws: StoreError.unknownDocument("d1")) {
-                _ = try await store.finishSubmission(documentId: "d1", type: .selfie, of: current, accepted: true, error: nil, at: t0)
+                _ = try await store.finishSubmission(documentId: "d1", type: .selfie, of: "t1", accepted: true, error: nil, at: t0)
             }
             _ = try await store.openTransaction(newTransaction("t2"))
             await #expect(throws: StoreError.unknownDocument("d1")) {
-                _ = try await store.finishSubmission(documentId: "d1", type: .governmentId, of: try #require(try await store.transaction(id: "t2")),
-                                                     accepted: true, error: nil, at: t0)
+                _ = try await store.finishSubmission(documentId: "d1", type: .governmentId, of: "t2", accepted: true, error: nil, at: t0)
             }
             let after = try #require(try await store.transaction(id: "t1"))
-            #expect(after.state.documents == [.governmentId: .collected, .selfie: .collected] && after.version == current.version)
+            #expect(after.state.documents == [.governmentId: .collected, .selfie: .collected] && after.version == before.version)
             #expect(try await store.submission(documentId: "d1") == nil)
+        }
+    }
+
+    @Test("what a store remembers of a transaction another process moved on is decided again on a read", arguments: StoreKind.allCases)
+    func staleMemory(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, location in
+            _ = try await store.openTransaction(newTransaction("t1"))
+            _ = try await store.openTransaction(newTransaction("t2"))
+            try await location.withStore(create: false) { other in
+                _ = try await other.collect(document("d1", "t1", .governmentId), at: t0)
+                _ = try await other.collect(document("d2", "t1", .selfie), at: t0)
+                _ = try await other.collect(document("d3", "t2", .governmentId), at: t0)
+            }
+            // On the remembered t1 nothing is collected, and the model refuses the move: decided again on a read.
+            let (processed, _, _) = try await store.finishSubmission(documentId: "d1", type: .governmentId, of: "t1", accepted: true,
+                                                                   error: nil, at: t0)
+            #expect(processed.state.documents == [.governmentId: .processed, .selfie: .collected])
+            // On the remembered t2 the model allows the move; the version check refuses the write, which is decided
+            // again on a read: the other process's GOVERNMENT_ID stays collected.
+            let (t2, _) = try await store.apply(.collect, to: .selfie, of: "t2", reason: "test", at: t0)
+            #expect(t2.state.documents == [.governmentId: .collected, .selfie: .collected] && t2.state.submissionStatus == .process)
+            #expect(try await store.transaction(id: "t2") == t2)
+            try await location.withStore(create: false) { other in
+                _ = try await other.finishSubmission(documentId: "d2", type: .selfie, of: "t1", accepted: true, error: nil, at: t0)
+            }
+            // The remembered t1 has nothing left to skip; that is confirmed on a read, which finds it COMPLETED.
+            let ended = try #require(try await store.endInput(of: "t1", reason: "test", at: t0))
+            #expect(ended.0.state.submissionStatus == .completed && ended.1.isEmpty)
         }
     }
 

@@ -18,9 +18,9 @@ struct SubmitStage: Sendable {
     /// run sends the document again under the same idempotency key.
     func callAsFunction(_ document: DocumentToSubmit, input: DocumentInput) async throws(StageStop) -> DocumentOutcome {
         let assembled = document.document, documentId = assembled.documentId
-        let request: SubmissionRequest, transaction: StoredTransaction
+        let request: SubmissionRequest
         do {
-            (request, transaction) = try await self.request(for: document)
+            request = try await self.request(for: document)
         } catch {
             throw .failed(DocumentFailure(error))
         }
@@ -33,7 +33,7 @@ struct SubmitStage: Sendable {
         await signals.retried(request.transactionId, times: result.attempts - 1)
         let error: DocumentSubmissionError? = if case .failed(let error, _) = result { error } else { nil }
         do {
-            let (updated, _, _) = try await store.finishSubmission(documentId: documentId, type: assembled.job.type, of: transaction,
+            let (updated, _, _) = try await store.finishSubmission(documentId: documentId, type: assembled.job.type, of: request.transactionId,
                                                                    accepted: error == nil, error: error?.description, at: now())
             await signals.statusChanged(updated)
             var outcome = responses.outcome(input, type: assembled.job.type, documentId: documentId, fields: assembled.fields, updated)
@@ -45,18 +45,17 @@ struct SubmitStage: Sendable {
     }
 
     /// The request, with the transaction's statuses as they stand now and its Protect payload (made now when
-    /// metadata is lazy); and the transaction as read, for the store to decide the submission's end on.
-    private func request(for document: DocumentToSubmit) async throws(StoreError) -> (SubmissionRequest, StoredTransaction) {
+    /// metadata is lazy).
+    private func request(for document: DocumentToSubmit) async throws(StoreError) -> SubmissionRequest {
         guard let transaction = try await store.transaction(id: document.transaction.id) else {
             throw StoreError.unknownTransaction(document.transaction.id)
         }
         let assembled = document.document
         let payload = await signals.payload(for: transaction, capture: assembled.capture, at: now())
         if payload != nil { await risk?.evaluateOnce(transaction.id) }
-        let request = SubmissionRequest(documentId: assembled.documentId, transactionId: transaction.id,
-                                        verificationCode: transaction.verificationCode, documentType: assembled.job.type,
-                                        document: assembled.fields, state: transaction.state, signals: payload)
-        return (request, transaction)
+        return SubmissionRequest(documentId: assembled.documentId, transactionId: transaction.id,
+                                 verificationCode: transaction.verificationCode, documentType: assembled.job.type,
+                                 document: assembled.fields, state: transaction.state, signals: payload)
     }
 }
 
