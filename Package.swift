@@ -46,6 +46,15 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // The work queue `enqueue` fills and `worker`s drain, in the PostgreSQL store's database, with its own migrations.
+        .target(
+            name: "WorkQueues",
+            dependencies: [
+                "TransactionStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "Protect",
             dependencies: [
@@ -69,7 +78,7 @@ let package = Package(
         .target(
             name: "Pipeline",
             dependencies: [
-                "VerifyModel", "ImageDecoding", "BarcodeScanning", "TransactionStore", "Protect", "Submission",
+                "VerifyModel", "ImageDecoding", "BarcodeScanning", "TransactionStore", "WorkQueues", "Protect", "Submission",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -82,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "verify-pipeline",
             dependencies: [
-                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore", "Pipeline", "Protect", "Submission",
+                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore", "WorkQueues", "Pipeline", "Protect", "Submission",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -101,6 +110,12 @@ let package = Package(
             dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .testTarget(
+            name: "WorkQueuesTests",
+            dependencies: ["WorkQueues", "TransactionStore", "PostgresTestSupport",
+                           .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
         // Creates a database per test on the PostgreSQL server scripts/test starts.
         .target(
             name: "PostgresTestSupport",
@@ -112,7 +127,7 @@ let package = Package(
         .testTarget(name: "ProtectTests", dependencies: ["Protect", "TransactionStore", "VerifyModel",
                                                         .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PipelineTests", dependencies: [
-            "Pipeline", "SeededRandom", "Protect", "Submission",
+            "Pipeline", "SeededRandom", "BarcodeScanning", "VerifyModel",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
         ]),
@@ -134,8 +149,7 @@ let package = Package(
         .testTarget(
             name: "VerifyPipelineCLITests",
             dependencies: [
-                "verify-pipeline", "TransactionStore", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
-                .product(name: "NIOCore", package: "swift-nio"),
+                "verify-pipeline", "TransactionStore", "WorkQueues", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
             ]
         ),
     ],

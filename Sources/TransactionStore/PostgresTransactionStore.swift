@@ -10,17 +10,14 @@ import VerifyModel
 /// The client's connection pool must be running: use `StoreLocation.withStore`, which runs it for the
 /// duration of its body.
 public final class PostgresTransactionStore: TransactionStore {
-    let client: PostgresClient
-    let logger: Logger
-    let location: String
+    let database: StoreDatabase
+    var logger: Logger { database.logger }
     private let turns = TransactionTurns()
     private let recent = RecentTransactions()
     private var core: StoreCore<PostgresTransactionStore> { StoreCore(rows: self, turns: turns, recent: recent) }
 
-    init(client: PostgresClient, location: String, logger: Logger) {
-        self.client = client
-        self.location = location
-        self.logger = logger
+    init(database: StoreDatabase) {
+        self.database = database
     }
 
     // MARK: - Schema
@@ -91,49 +88,6 @@ public final class PostgresTransactionStore: TransactionStore {
                 "ALTER TABLE transactions ADD COLUMN behavior text",
                 "ALTER TABLE transactions ADD COLUMN risk_evaluation text",
             ]),
-            ("v3-work-queue", [
-                """
-                CREATE TABLE batches (
-                    id bigserial PRIMARY KEY,
-                    kind text NOT NULL CHECK (kind IN ('folder', 'stream')),
-                    created_at timestamptz NOT NULL,
-                    finished_at timestamptz
-                )
-                """,
-                """
-                CREATE TABLE work_items (
-                    id bigserial PRIMARY KEY,
-                    batch_id bigint NOT NULL REFERENCES batches(id),
-                    job text NOT NULL,
-                    state text NOT NULL CHECK (state IN ('QUEUED', 'CLAIMED', 'DONE')),
-                    lease_owner text,
-                    lease_expires_at timestamptz,
-                    claims integer NOT NULL DEFAULT 0 CHECK (claims >= 0),
-                    transaction_id text,
-                    result text,
-                    CHECK ((state = 'CLAIMED') = (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))
-                )
-                """,
-                "CREATE INDEX work_items_open ON work_items(state, id) WHERE state <> 'DONE'",
-                "CREATE INDEX work_items_by_batch ON work_items(batch_id)",
-            ]),
-            // The end of each transaction folder becomes work of its own, counted down per group, instead of one
-            // worker electing itself at the end of the whole batch.
-            ("v4-work-groups", [
-                "ALTER TABLE work_items ADD COLUMN kind text NOT NULL DEFAULT 'document' CHECK (kind IN ('document', 'group-end'))",
-                "ALTER TABLE work_items ADD COLUMN group_key text",
-                "ALTER TABLE work_items ADD CHECK (kind = 'document' OR group_key IS NOT NULL)",
-                """
-                CREATE TABLE work_groups (
-                    batch_id bigint NOT NULL REFERENCES batches(id),
-                    group_key text NOT NULL,
-                    open_items integer NOT NULL CHECK (open_items >= 0),
-                    PRIMARY KEY (batch_id, group_key)
-                )
-                """,
-                "CREATE INDEX work_items_by_group ON work_items(batch_id, group_key) WHERE group_key IS NOT NULL",
-                "ALTER TABLE batches DROP COLUMN finished_at",
-            ]),
             // Writes name the version they were decided on (StoreCore): a change by another worker in between is seen.
             ("v5-transaction-versions", [
                 "ALTER TABLE transactions ADD COLUMN version bigint NOT NULL DEFAULT 0 CHECK (version >= 0)",
@@ -156,23 +110,17 @@ public final class PostgresTransactionStore: TransactionStore {
             ]),
     ]
 
+    /// The work queue's migrations, recorded in this ledger until they moved to the queue's own.
+    static let retiredMigrations: Set<String> = ["v3-work-queue", "v4-work-groups"]
+
     /// Applies the missing migrations; refuses a database that has migrations this version does not know.
     func migrate() async throws(StoreError) {
-        try await transaction { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(7362811)", logger: self.logger)
-            try await connection.query("CREATE TABLE IF NOT EXISTS schema_migrations (identifier text PRIMARY KEY)", logger: self.logger)
-            var applied: Set<String> = []
-            for try await identifier in try await connection.query("SELECT identifier FROM schema_migrations", logger: self.logger).decode(String.self) {
-                applied.insert(identifier)
-            }
-            guard applied.isSubset(of: Set(Self.migrations.map(\.0))) else { throw StoreError.newerSchema(self.location) }
-            for (identifier, statements) in Self.migrations where !applied.contains(identifier) {
-                for statement in statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
-                }
-                try await connection.query("INSERT INTO schema_migrations (identifier) VALUES (\(identifier))", logger: self.logger)
-            }
-        }
+        try await database.migrate(ledger: "schema_migrations", Self.migrations, retired: Self.retiredMigrations)
+    }
+
+    /// For read-only commands: the database must already hold a store of a version this one reads.
+    func requireSchema() async throws(StoreError) {
+        try await database.requireMigrations(ledger: "schema_migrations", Self.migrations, retired: Self.retiredMigrations)
     }
 
     // MARK: - TransactionStore
@@ -377,32 +325,11 @@ public final class PostgresTransactionStore: TransactionStore {
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
-        do {
-            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
-        } catch {
-            throw Self.storeError(error)
-        }
+        try await database.transaction(body)
     }
 
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
-        do {
-            return try await client.withConnection { connection in try await body(connection) }
-        } catch {
-            throw Self.storeError(error)
-        }
-    }
-
-    /// The server's message only: PostgresNIO's error descriptions quote the query and could quote document data.
-    static func storeError(_ error: any Error) -> StoreError {
-        if let error = error as? StoreError { return error }
-        if let error = error as? PostgresTransactionError {
-            if let inner = error.closureError { return storeError(inner) }
-            if let inner = error.beginError ?? error.commitError { return storeError(inner) }
-        }
-        if let error = error as? PSQLError {
-            return .database(error.serverInfo?[.message] ?? "PostgreSQL error \(error.code)")
-        }
-        return .database("\(type(of: error))")
+        try await database.withConnection(body)
     }
 }
 

@@ -47,15 +47,13 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Opens the store and its shared work queue for the duration of `body`; only PostgreSQL has one.
-    public func withWorkQueue<T: Sendable>(create: Bool, logger: Logger = Logger(label: "verify-pipeline.store"),
-                                           _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T) async throws -> T {
-        guard case .postgres(let location) = self else {
-            throw StoreError.cannotOpen("the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)")
-        }
-        return try await location.withPostgresStore(create: create, logger: logger) { store in
-            try await body(store, PostgresWorkQueue(store: store))
-        }
+    /// Opens a PostgreSQL store for the duration of `body`, with its database, for the parts that keep their own
+    /// tables beside it (the work queue). Other stores are refused with `requirement`, which says why PostgreSQL is
+    /// needed.
+    public func withPostgres<T: Sendable>(create: Bool, logger: Logger = Logger(label: "verify-pipeline.store"), requirement: String,
+                                          _ body: @escaping @Sendable (any TransactionStore, StoreDatabase) async throws -> T) async throws -> T {
+        guard case .postgres(let location) = self else { throw StoreError.cannotOpen(requirement) }
+        return try await location.withPostgresStore(create: create, logger: logger) { store in try await body(store, store.database) }
     }
 
     public var description: String {
@@ -98,7 +96,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     func withPostgresStore<T: Sendable>(create: Bool, logger: Logger,
                                         _ body: @escaping @Sendable (PostgresTransactionStore) async throws -> T) async throws -> T {
         try await withClient(logger: logger) { client in
-            let store = PostgresTransactionStore(client: client, location: description, logger: logger)
+            let store = PostgresTransactionStore(database: StoreDatabase(client: client, logger: logger, location: description))
             do {
                 if create {
                     try await store.migrate()
@@ -131,23 +129,5 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             defer { group.cancelAll() }
             return try await body(client)
         }
-    }
-}
-
-extension PostgresTransactionStore {
-    /// For read-only commands: the database must already hold a store of a version this one reads.
-    func requireSchema() async throws(StoreError) {
-        let identifiers = try await withConnection { connection -> [String]? in
-            let exists = try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: self.logger)
-                .collect().first?.decode(Bool.self) ?? false
-            guard exists else { return nil }
-            var identifiers: [String] = []
-            for try await identifier in try await connection.query("SELECT identifier FROM schema_migrations", logger: self.logger).decode(String.self) {
-                identifiers.append(identifier)
-            }
-            return identifiers
-        }
-        guard let identifiers else { throw StoreError.cannotOpen("no store in \(location)") }
-        guard Set(identifiers).isSubset(of: Set(Self.migrations.map(\.0))) else { throw StoreError.newerSchema(location) }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Pipeline
 import TransactionStore
+import WorkQueues
 import VerifyModel
 
 extension VerifyPipeline {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import TransactionStore
+import WorkQueues
 
 /// The `--store` option shared by every command that uses the store.
 struct StoreOptions: ParsableArguments {

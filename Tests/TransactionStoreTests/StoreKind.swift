@@ -27,10 +27,4 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let location = try await freshLocation()
         try await location.withStore(create: true) { store in try await body(store, location) }
     }
-
-    /// Runs `body` with the work queue of a fresh store of this kind (PostgreSQL only).
-    func withFreshQueue(_ body: @escaping @Sendable (any WorkQueue) async throws -> Void) async throws {
-        let location = try await freshLocation()
-        try await location.withWorkQueue(create: true) { _, queue in try await body(queue) }
-    }
 }

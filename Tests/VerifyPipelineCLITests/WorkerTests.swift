@@ -2,6 +2,7 @@ import Foundation
 import PostgresTestSupport
 import Testing
 import VerifyModel
+import WorkQueues
 
 @testable import TransactionStore
 

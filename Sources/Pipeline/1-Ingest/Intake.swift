@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TransactionStore
+import WorkQueues
 import VerifyModel
 
 /// The ingest stage: turns the input (a folder's jobs, NDJSON lines, claimed queue items) into documents for

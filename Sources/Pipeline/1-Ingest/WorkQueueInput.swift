@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TransactionStore
+import WorkQueues
 import VerifyModel
 
 /// A worker's view of the shared work queue.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Protect
 import TransactionStore
+import WorkQueues
 import VerifyModel
 
 /// The end of a transaction's input (SPEC §1): its missing optional documents become SKIPPED. A batch folder's

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Protect
 import TransactionStore
+import WorkQueues
 import VerifyModel
 
 /// The report stage: hands each document's outcome to the caller as soon as it is done, counts the run,

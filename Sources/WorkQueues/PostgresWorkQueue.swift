@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import TransactionStore
 
 /// A queue of documents to process, in the same PostgreSQL database as the store. Workers on any number
 /// of machines claim items with `SELECT ... FOR UPDATE SKIP LOCKED`, hold them with a lease they renew
@@ -12,13 +13,71 @@ import PostgresNIO
 /// as an item of its own. Whoever claims that item does the end-of-input work, so it is neither lost with a
 /// worker that dies nor left to one worker for the whole batch.
 struct PostgresWorkQueue: WorkQueue {
-    let store: PostgresTransactionStore
+    let database: StoreDatabase
 
+    var logger: Logger { database.logger }
 
-    var logger: Logger { store.logger }
+    /// Named migrations as frozen SQL, in a ledger of their own (`work_queue_migrations`); never change one once
+    /// shipped (a test checksums them), add a new one. The first two were shipped in the store's ledger and moved
+    /// here unchanged: a database that applied them there adopts them.
+    static let migrations: [(String, [String])] = [
+        ("v3-work-queue", [
+            """
+            CREATE TABLE batches (
+                id bigserial PRIMARY KEY,
+                kind text NOT NULL CHECK (kind IN ('folder', 'stream')),
+                created_at timestamptz NOT NULL,
+                finished_at timestamptz
+            )
+            """,
+            """
+            CREATE TABLE work_items (
+                id bigserial PRIMARY KEY,
+                batch_id bigint NOT NULL REFERENCES batches(id),
+                job text NOT NULL,
+                state text NOT NULL CHECK (state IN ('QUEUED', 'CLAIMED', 'DONE')),
+                lease_owner text,
+                lease_expires_at timestamptz,
+                claims integer NOT NULL DEFAULT 0 CHECK (claims >= 0),
+                transaction_id text,
+                result text,
+                CHECK ((state = 'CLAIMED') = (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))
+            )
+            """,
+            "CREATE INDEX work_items_open ON work_items(state, id) WHERE state <> 'DONE'",
+            "CREATE INDEX work_items_by_batch ON work_items(batch_id)",
+        ]),
+        // The end of each transaction folder becomes work of its own, counted down per group, instead of one
+        // worker electing itself at the end of the whole batch.
+        ("v4-work-groups", [
+            "ALTER TABLE work_items ADD COLUMN kind text NOT NULL DEFAULT 'document' CHECK (kind IN ('document', 'group-end'))",
+            "ALTER TABLE work_items ADD COLUMN group_key text",
+            "ALTER TABLE work_items ADD CHECK (kind = 'document' OR group_key IS NOT NULL)",
+            """
+            CREATE TABLE work_groups (
+                batch_id bigint NOT NULL REFERENCES batches(id),
+                group_key text NOT NULL,
+                open_items integer NOT NULL CHECK (open_items >= 0),
+                PRIMARY KEY (batch_id, group_key)
+            )
+            """,
+            "CREATE INDEX work_items_by_group ON work_items(batch_id, group_key) WHERE group_key IS NOT NULL",
+            "ALTER TABLE batches DROP COLUMN finished_at",
+        ]),
+    ]
+
+    static let ledger = "work_queue_migrations"
+
+    func migrate() async throws(StoreError) {
+        try await database.migrate(ledger: Self.ledger, Self.migrations, adoptingFrom: "schema_migrations")
+    }
+
+    func requireSchema() async throws(StoreError) {
+        try await database.requireMigrations(ledger: Self.ledger, Self.migrations)
+    }
 
     func createBatch(_ kind: WorkBatchKind) async throws(StoreError) -> Int64 {
-        try await store.withConnection { connection in
+        try await database.withConnection { connection in
             for try await id in try await connection.query(
                 "INSERT INTO batches (kind, created_at) VALUES (\(kind.rawValue), \(Date())) RETURNING id", logger: logger).decode(Int64.self) {
                 return id
@@ -29,7 +88,7 @@ struct PostgresWorkQueue: WorkQueue {
 
     /// Adds documents to a batch, with their groups' counts, in one database transaction.
     func enqueue(_ items: [NewWorkItem], batch: Int64) async throws(StoreError) {
-        try await store.transaction { connection in
+        try await database.transaction { connection in
             var counts: [String: Int] = [:]
             for item in items {
                 try await connection.query("""
@@ -47,7 +106,7 @@ struct PostgresWorkQueue: WorkQueue {
 
     /// Claims up to `limit` items that are queued, or whose lease has run out.
     func claim(owner: String, limit: Int, lease: Duration) async throws(StoreError) -> [WorkItem] {
-        try await store.withConnection { connection in
+        try await database.withConnection { connection in
             var items: [WorkItem] = []
             let statement = ClaimWorkItems(owner: owner, leaseSeconds: Self.seconds(lease), limit: limit)
             for try await (id, batch, kind, group, job) in try await connection.execute(statement, logger: logger) {
@@ -60,7 +119,7 @@ struct PostgresWorkQueue: WorkQueue {
 
     /// Renews the leases of every item `owner` holds.
     func heartbeat(owner: String, lease: Duration) async throws(StoreError) {
-        try await store.withConnection { connection in
+        try await database.withConnection { connection in
             _ = try await connection.query("""
                 UPDATE work_items SET lease_expires_at = now() + \(Self.seconds(lease)) * interval '1 second'
                 WHERE state = 'CLAIMED' AND lease_owner = \(owner)
@@ -71,14 +130,14 @@ struct PostgresWorkQueue: WorkQueue {
     /// Marks an item done. The first completion of a group's last open document queues the group's end;
     /// completing an item that is already done changes nothing.
     func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError) {
-        try await store.withConnection { connection in
+        try await database.withConnection { connection in
             _ = try await connection.execute(CompleteWorkItem(item: item, transactionId: transactionId, result: result), logger: logger)
         }
     }
 
     /// Gives a claimed item back to the queue, for another attempt.
     func release(_ item: Int64) async throws(StoreError) {
-        try await store.withConnection { connection in
+        try await database.withConnection { connection in
             _ = try await connection.query("""
                 UPDATE work_items SET state = 'QUEUED', lease_owner = NULL, lease_expires_at = NULL
                 WHERE id = \(item) AND state = 'CLAIMED'
@@ -88,7 +147,7 @@ struct PostgresWorkQueue: WorkQueue {
 
     /// The transactions the documents of a group belonged to.
     func transactions(ofGroup group: String, batch: Int64) async throws(StoreError) -> [String] {
-        try await store.withConnection { connection in
+        try await database.withConnection { connection in
             var ids: [String] = []
             for try await id in try await connection.execute(GroupTransactions(batch: batch, group: group), logger: logger) {
                 ids.append(id)
@@ -99,7 +158,7 @@ struct PostgresWorkQueue: WorkQueue {
 
     /// Items not yet done, in any batch.
     func openItems() async throws(StoreError) -> Int {
-        try await store.withConnection { connection in
+        try await database.withConnection { connection in
             try await connection.query("SELECT count(*) FROM work_items WHERE state <> 'DONE'", logger: logger)
                 .collect().first?.decode(Int.self) ?? 0
         }

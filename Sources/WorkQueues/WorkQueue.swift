@@ -1,9 +1,11 @@
 import Foundation
+import Logging
+import TransactionStore
 
 /// The work shared by several workers (`verify-pipeline enqueue` / `worker`): documents claimed with a lease
 /// that the holder renews; an item whose holder died is claimed again once its lease runs out. PostgreSQL
-/// implements it (`StoreLocation.withWorkQueue`); nothing else does, so a caller never needs to ask which
-/// store it has.
+/// implements it, in the store's database (`StoreLocation.withWorkQueue`); nothing else does, so a caller never
+/// needs to ask which store it has.
 public protocol WorkQueue: Sendable {
     func createBatch(_ kind: WorkBatchKind) async throws(StoreError) -> Int64
     /// Adds documents to a batch, with their groups' counts, in one database transaction.
@@ -51,5 +53,27 @@ public struct NewWorkItem: Sendable {
     public init(job: String, group: String?) {
         self.job = job
         self.group = group
+    }
+}
+
+extension StoreLocation {
+    /// Opens the store and its shared work queue for the duration of `body`; only PostgreSQL has one. `create`
+    /// false: both must exist already.
+    public func withWorkQueue<T: Sendable>(create: Bool, logger: Logger = Logger(label: "verify-pipeline.store"),
+                                           _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T) async throws -> T {
+        let requirement = "the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)"
+        return try await withPostgres(create: create, logger: logger, requirement: requirement) { store, database in
+            let queue = PostgresWorkQueue(database: database)
+            do {
+                if create {
+                    try await queue.migrate()
+                } else {
+                    try await queue.requireSchema()
+                }
+            } catch StoreError.database(let message) {
+                throw StoreError.cannotOpen("\(database.location): \(message)")
+            }
+            return try await body(store, queue)
+        }
     }
 }

@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A PostgreSQL database with a running connection pool, shared by the parts that keep their tables in it (the
+/// transaction store, the work queue): connections and transactions with errors turned into `StoreError`, and
+/// named migrations, each part with a ledger of its own.
+public struct StoreDatabase: Sendable {
+    public let client: PostgresClient
+    public let logger: Logger
+    /// The database's URL without its password, for messages.
+    public let location: String
+
+    /// Every ledger's migrations run under this one advisory lock: processes that start together take turns.
+    static let migrationLock: Int64 = 7_362_811
+
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// `body` in one database transaction, committed when it returns, rolled back when it throws.
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// Applies the migrations `ledger` has not recorded, in order, in one database transaction. A database whose
+    /// ledger holds a migration this version does not know (nor lists in `retired`) was written by a newer one.
+    /// `adoptingFrom` names the ledger that recorded these migrations before they moved to this one: a migration
+    /// found there is recorded here, not applied again.
+    public func migrate(ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [],
+                        adoptingFrom previous: String? = nil) async throws(StoreError) {
+        let location = location, logger = logger
+        try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(ledger) (identifier text PRIMARY KEY)"),
+                                       logger: logger)
+            let applied = try await Self.identifiers(in: ledger, connection, logger: logger) ?? []
+            guard applied.isSubset(of: Set(migrations.map(\.0)).union(retired)) else { throw StoreError.newerSchema(location) }
+            var adoptable: Set<String> = []
+            if let previous { adoptable = try await Self.identifiers(in: previous, connection, logger: logger) ?? [] }
+            for (identifier, statements) in migrations where !applied.contains(identifier) {
+                if !adoptable.contains(identifier) {
+                    for statement in statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                }
+                try await connection.query(PostgresQuery(unsafeSQL: "INSERT INTO \(ledger) (identifier) VALUES ($1)", binds: {
+                    var binds = PostgresBindings(capacity: 1)
+                    binds.append(identifier)
+                    return binds
+                }()), logger: logger)
+            }
+        }
+    }
+
+    /// For commands that only read: the ledger must exist and hold nothing this version does not know.
+    public func requireMigrations(ledger: String, _ migrations: [(String, [String])], retired: Set<String> = []) async throws(StoreError) {
+        let logger = logger
+        let identifiers = try await withConnection { connection in try await Self.identifiers(in: ledger, connection, logger: logger) }
+        guard let identifiers else { throw StoreError.cannotOpen("no store in \(location)") }
+        guard identifiers.isSubset(of: Set(migrations.map(\.0)).union(retired)) else { throw StoreError.newerSchema(location) }
+    }
+
+    /// The identifiers a ledger recorded; nil when there is no such ledger.
+    private static func identifiers(in ledger: String, _ connection: PostgresConnection, logger: Logger) async throws -> Set<String>? {
+        let exists = try await connection.query("SELECT to_regclass(\(ledger)) IS NOT NULL", logger: logger)
+            .collect().first?.decode(Bool.self) ?? false
+        guard exists else { return nil }
+        var identifiers: Set<String> = []
+        for try await identifier in try await connection.query(PostgresQuery(unsafeSQL: "SELECT identifier FROM \(ledger)"), logger: logger)
+            .decode(String.self) {
+            identifiers.insert(identifier)
+        }
+        return identifiers
+    }
+
+    /// The server's message only: PostgresNIO's error descriptions quote the query and could quote document data.
+    static func storeError(_ error: any Error) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? PostgresTransactionError {
+            if let inner = error.closureError { return storeError(inner) }
+            if let inner = error.beginError ?? error.commitError { return storeError(inner) }
+        }
+        if let error = error as? PSQLError {
+            return .database(error.serverInfo?[.message] ?? "PostgreSQL error \(error.code)")
+        }
+        return .database("\(type(of: error))")
+    }
+}
