@@ -127,8 +127,9 @@ let package = Package(
         .testTarget(name: "ProtectTests", dependencies: ["Protect", "TransactionStore", "VerifyModel",
                                                         .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PipelineTests", dependencies: [
-            "Pipeline", "SeededRandom", "BarcodeScanning", "VerifyModel",
+            "Pipeline", "SeededRandom", "BarcodeScanning", "VerifyModel", "TransactionStore", "Submission",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
             .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
         ]),
         // A real HTTP server on loopback with injectable faults: the submission API in tests.

@@ -128,6 +128,7 @@ enum JSONValue: Decodable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        // Each kind is tried in turn: a mismatch only means the value is of another kind.
         if container.decodeNil() {
             self = .null
         } else if let text = try? container.decode(String.self) {
