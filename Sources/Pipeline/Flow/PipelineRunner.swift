@@ -91,108 +91,35 @@ public struct PipelineRunner: Sendable {
         let scannerConfiguration = BarcodeScanner.Configuration(
             symbologies: configuration.symbologies, decoder: .init(maxPixels: configuration.maxPixels))
 
-        let intake = Intake(configuration: configuration, store: store, touched: touched, inputEnds: inputEnds, logger: logger, now: now)
-        let decode = DecodeStage(scanner: scannerConfiguration)
-        let scan = ScanStage(symbologies: configuration.symbologies, resolver: QRResolver())
-        let parse = ParseStage(configuration: configuration, now: now)
-        let track = TrackStage(configuration: configuration, store: store, touched: touched, signals: signals, risk: risk,
-                               responses: responses, now: now)
-        let submit = SubmitStage(store: store, submitter: submitter, signals: signals, risk: risk, responses: responses, now: now)
-
-        let toDecode = StageQueue<InFlight<DocumentJob>>(limits: configuration.decode.limits)
-        let toScan = StageQueue<InFlight<DecodedDocument>>(limits: configuration.scan.limits)
-        let toParse = StageQueue<InFlight<ScannedDocument>>(limits: configuration.scan.limits)
-        let toTrack = StageQueue<InFlight<ParsedDocument>>(limits: configuration.track.limits)
-        let toSubmit = StageQueue<InFlight<DocumentToSubmit>>(limits: configuration.submit.limits)
-        let toReport = StageQueue<DocumentOutcome>(limits: configuration.submit.limits)
-        let reporter = Reporter(input: input, folderJobs: folderJobs, total: total, signals: signals, touched: touched,
-                                inputEnds: inputEnds, logger: logger, emit: emit)
+        let line = Line(
+            intake: Intake(configuration: configuration, store: store, touched: touched, inputEnds: inputEnds, logger: logger, now: now),
+            decode: DecodeStage(scanner: scannerConfiguration),
+            scan: ScanStage(symbologies: configuration.symbologies, resolver: QRResolver()),
+            parse: ParseStage(configuration: configuration, now: now),
+            track: TrackStage(configuration: configuration, store: store, touched: touched, signals: signals, risk: risk,
+                              responses: responses, now: now),
+            submit: SubmitStage(store: store, submitter: submitter, signals: signals, risk: risk, responses: responses, now: now),
+            reporter: Reporter(input: input, folderJobs: folderJobs, total: total, signals: signals, touched: touched,
+                               inputEnds: inputEnds, logger: logger, emit: emit),
+            configuration: configuration, scanner: scannerConfiguration, logger: logger)
 
         let summary = await withTaskGroup(of: RunSummary?.self) { group -> RunSummary in
             if case .queue(let queueInput) = input {
-                // Renew the leases until the last claimed document has been reported (the group then cancels this).
                 group.addTask {
-                    for await _ in AsyncTimerSequence(interval: queueInput.lease / 3, clock: .continuous) {
-                        do throws(StoreError) {
-                            try await queueInput.queue.heartbeat(owner: queueInput.owner, lease: queueInput.lease)
-                        } catch {
-                            self.logger.warning("could not renew the work leases", metadata: ["error.code": "\(error.failureCode)"])
-                        }
-                    }
+                    await line.renewLeases(queueInput)
                     return nil
                 }
             }
             group.addTask {
-                await Self.stopOnSignal(stop) {
-                    do {
-                        try await intake.feed(input, folderJobs: folderJobs, into: .init(decode: toDecode, report: toReport))
-                    } catch {
-                        self.logger.info("intake ended early", metadata: ["reason": "\(type(of: error))"])
-                    }
-                }
-                toDecode.finish()
+                await line.feed(input, folderJobs: folderJobs, stop: stop)
                 return nil
             }
             group.addTask {
-                await Self.stage(workers: self.configuration.decode.workers, from: toDecode) { { item in
-                    try await Self.pass(item, through: { job throws(StageStop) in
-                        do throws(DocumentFailure) { return try decode(job) } catch { throw .failed(error) }
-                    }, to: toScan, report: toReport)
-                } }
-                toScan.finish()
+                await line.runStages()
                 return nil
             }
             group.addTask {
-                await Self.stage(workers: self.configuration.scan.workers, from: toScan) {
-                    let scanner = BarcodeScanner(configuration: scannerConfiguration)
-                    return { item in
-                        try await Self.pass(item, through: { document throws(StageStop) in
-                            try await scan(document, with: scanner)
-                        }, to: toParse, report: toReport)
-                    }
-                }
-                toParse.finish()
-                return nil
-            }
-            group.addTask {
-                await Self.stage(workers: 1, from: toParse) { { item in
-                    try await Self.pass(item, through: { document throws(StageStop) in
-                        do throws(DocumentFailure) { return try parse(document) } catch { throw .failed(error) }
-                    }, to: toTrack, report: toReport)
-                } }
-                toTrack.finish()
-                return nil
-            }
-            group.addTask {
-                await Self.stage(workers: self.configuration.track.workers, from: toTrack) { { item in
-                    let tracked: TrackedDocument
-                    do throws(DocumentFailure) {
-                        tracked = try await track(item.value, input: item.input)
-                    } catch {
-                        try await toReport.send(item.failed(error))
-                        return
-                    }
-                    switch tracked {
-                    case .submit(let document): try await toSubmit.send(item.with(document), weight: document.byteCount)
-                    case .finished(let outcome): try await toReport.send(outcome, weight: tracked.byteCount)
-                    }
-                } }
-                toSubmit.finish()
-                return nil
-            }
-            group.addTask {
-                await Self.stage(workers: self.configuration.submit.workers, from: toSubmit) { { item in
-                    do {
-                        try await toReport.send(try await submit(item.value, input: item.input))
-                    } catch StageStop.failed(let failure) {
-                        try await toReport.send(item.failed(failure))
-                    }
-                } }
-                toReport.finish()
-                return nil
-            }
-            group.addTask {
-                await reporter.report(from: toReport)
+                await line.reporter.report(from: line.toReport)
             }
             var summary = RunSummary()
             while let result = await group.next() {
@@ -217,6 +144,130 @@ public struct PipelineRunner: Sendable {
         result.elapsed = Date().timeIntervalSince(started)
         logger.info("run finished", metadata: ["documents": "\(result.documents)", "failed": "\(result.failed)"])
         return result
+    }
+
+    /// The stages of one run and the queues between them, each bounded in documents and bytes.
+    struct Line: Sendable {
+        let intake: Intake
+        let decode: DecodeStage
+        let scan: ScanStage
+        let parse: ParseStage
+        let track: TrackStage
+        let submit: SubmitStage
+        let reporter: Reporter
+        let configuration: PipelineConfiguration
+        let scanner: BarcodeScanner.Configuration
+        let logger: Logger
+        let toDecode: StageQueue<InFlight<DocumentJob>>
+        let toScan: StageQueue<InFlight<DecodedDocument>>
+        let toParse: StageQueue<InFlight<ScannedDocument>>
+        let toTrack: StageQueue<InFlight<ParsedDocument>>
+        let toSubmit: StageQueue<InFlight<DocumentToSubmit>>
+        let toReport: StageQueue<DocumentOutcome>
+
+        init(intake: Intake, decode: DecodeStage, scan: ScanStage, parse: ParseStage, track: TrackStage, submit: SubmitStage,
+             reporter: Reporter, configuration: PipelineConfiguration, scanner: BarcodeScanner.Configuration, logger: Logger) {
+            (self.intake, self.decode, self.scan, self.parse, self.track, self.submit) = (intake, decode, scan, parse, track, submit)
+            (self.reporter, self.configuration, self.scanner, self.logger) = (reporter, configuration, scanner, logger)
+            toDecode = StageQueue(limits: configuration.decode.limits)
+            toScan = StageQueue(limits: configuration.scan.limits)
+            toParse = StageQueue(limits: configuration.scan.limits)
+            toTrack = StageQueue(limits: configuration.track.limits)
+            toSubmit = StageQueue(limits: configuration.submit.limits)
+            toReport = StageQueue(limits: configuration.submit.limits)
+        }
+
+        /// Takes input until it ends or `stop` is set, then closes the line's entrance.
+        func feed(_ input: PipelineInput, folderJobs: [Result<DocumentJob, IngestFailure>], stop: StopSignal) async {
+            await PipelineRunner.stopOnSignal(stop) {
+                do {
+                    try await intake.feed(input, folderJobs: folderJobs, into: .init(decode: toDecode, report: toReport))
+                } catch {
+                    logger.info("intake ended early", metadata: ["reason": "\(type(of: error))"])
+                }
+            }
+            toDecode.finish()
+        }
+
+        /// Renews the leases of the claimed documents until the run cancels this.
+        func renewLeases(_ queueInput: QueueInput) async {
+            for await _ in AsyncTimerSequence(interval: queueInput.lease / 3, clock: .continuous) {
+                do throws(StoreError) {
+                    try await queueInput.queue.heartbeat(owner: queueInput.owner, lease: queueInput.lease)
+                } catch {
+                    logger.warning("could not renew the work leases", metadata: ["error.code": "\(error.failureCode)"])
+                }
+            }
+        }
+
+        /// Every stage side by side; each closes the queue after it when its input is drained.
+        func runStages() async {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await decodeStage() }
+                group.addTask { await scanStage() }
+                group.addTask { await parseStage() }
+                group.addTask { await trackStage() }
+                group.addTask { await submitStage() }
+            }
+        }
+
+        private func decodeStage() async {
+            await PipelineRunner.stage(workers: configuration.decode.workers, from: toDecode) { { item in
+                try await PipelineRunner.pass(item, through: { job throws(StageStop) in
+                    do throws(DocumentFailure) { return try decode(job) } catch { throw .failed(error) }
+                }, to: toScan, report: toReport)
+            } }
+            toScan.finish()
+        }
+
+        private func scanStage() async {
+            await PipelineRunner.stage(workers: configuration.scan.workers, from: toScan) {
+                let scanner = BarcodeScanner(configuration: self.scanner)
+                return { item in
+                    try await PipelineRunner.pass(item, through: { document throws(StageStop) in
+                        try await scan(document, with: scanner)
+                    }, to: toParse, report: toReport)
+                }
+            }
+            toParse.finish()
+        }
+
+        private func parseStage() async {
+            await PipelineRunner.stage(workers: 1, from: toParse) { { item in
+                try await PipelineRunner.pass(item, through: { document throws(StageStop) in
+                    do throws(DocumentFailure) { return try parse(document) } catch { throw .failed(error) }
+                }, to: toTrack, report: toReport)
+            } }
+            toTrack.finish()
+        }
+
+        private func trackStage() async {
+            await PipelineRunner.stage(workers: configuration.track.workers, from: toTrack) { { item in
+                let tracked: TrackedDocument
+                do throws(DocumentFailure) {
+                    tracked = try await track(item.value, input: item.input)
+                } catch {
+                    try await toReport.send(item.failed(error))
+                    return
+                }
+                switch tracked {
+                case .submit(let document): try await toSubmit.send(item.with(document), weight: document.byteCount)
+                case .finished(let outcome): try await toReport.send(outcome, weight: tracked.byteCount)
+                }
+            } }
+            toSubmit.finish()
+        }
+
+        private func submitStage() async {
+            await PipelineRunner.stage(workers: configuration.submit.workers, from: toSubmit) { { item in
+                do {
+                    try await toReport.send(try await submit(item.value, input: item.input))
+                } catch StageStop.failed(let failure) {
+                    try await toReport.send(item.failed(failure))
+                }
+            } }
+            toReport.finish()
+        }
     }
 
     /// Runs `body` until it returns or `stop` is set, whichever comes first; then cancels the other.
