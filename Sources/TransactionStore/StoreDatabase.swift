@@ -83,7 +83,7 @@ public struct StoreDatabase: Sendable {
     }
 
     /// The server's message only: PostgresNIO's error descriptions quote the query and could quote document data.
-    static func storeError(_ error: any Error) -> StoreError {
+    public static func storeError(_ error: any Error) -> StoreError {
         if let error = error as? StoreError { return error }
         if let error = error as? PostgresTransactionError {
             if let inner = error.closureError { return storeError(inner) }

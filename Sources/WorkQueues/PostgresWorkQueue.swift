@@ -64,7 +64,26 @@ struct PostgresWorkQueue: WorkQueue {
             "CREATE INDEX work_items_by_group ON work_items(batch_id, group_key) WHERE group_key IS NOT NULL",
             "ALTER TABLE batches DROP COLUMN finished_at",
         ]),
+        // Idle workers LISTEN instead of asking again and again: an item queued (or given back) or done notifies
+        // them. PostgreSQL folds a transaction's identical notifications into one.
+        ("v5-work-notifications", [
+            """
+            CREATE FUNCTION notify_work_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_notify('verify_pipeline_work', '');
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER work_changed AFTER INSERT OR UPDATE OF state ON work_items
+            FOR EACH ROW WHEN (NEW.state IN ('QUEUED', 'DONE')) EXECUTE FUNCTION notify_work_changed()
+            """,
+        ]),
     ]
+
+    /// The channel the trigger above notifies.
+    static let channel = "verify_pipeline_work"
 
     static let ledger = "work_queue_migrations"
 
@@ -156,6 +175,35 @@ struct PostgresWorkQueue: WorkQueue {
         }
     }
 
+    /// Listens first, then looks: work queued between the look and the wait still wakes it. Returns at once when
+    /// something is claimable or nothing is open; else at the first notification, or when the earliest lease
+    /// another worker holds runs out (its item is then claimable), whichever comes first.
+    func waitForWork() async throws {
+        do {
+            try await database.client.withConnection { connection in
+                try await connection.listen(on: Self.channel) { notifications in
+                    var readiness: WorkReadiness.Row?
+                    for try await row in try await connection.execute(WorkReadiness(), logger: logger) { readiness = row }
+                    guard let (claimable, open, secondsToExpiry) = readiness, !claimable, open > 0 else { return }
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            for try await _ in notifications { return }
+                        }
+                        if let secondsToExpiry {
+                            group.addTask { try await Task.sleep(for: .milliseconds(Int64(max(0, secondsToExpiry) * 1000) + 1)) }
+                        }
+                        try await group.next()
+                        group.cancelAll()
+                    }
+                }
+            }
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw StoreDatabase.storeError(error)
+        }
+    }
+
     /// Items not yet done, in any batch.
     func openItems() async throws(StoreError) -> Int {
         try await database.withConnection { connection in
@@ -228,6 +276,21 @@ struct CompleteWorkItem: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {}
+}
+
+/// Whether anything is claimable now, how many items are open, and when the earliest lease runs out (seconds from
+/// now; nil when nothing is claimed).
+struct WorkReadiness: PostgresPreparedStatement {
+    static let sql = """
+        SELECT coalesce(bool_or(state = 'QUEUED' OR lease_expires_at < now()), false), count(*),
+            EXTRACT(EPOCH FROM min(lease_expires_at) - now())::float8
+        FROM work_items WHERE state <> 'DONE'
+        """
+    static let bindingDataTypes: [PostgresDataType] = []
+    typealias Row = (Bool, Int, Double?)
+
+    func makeBindings() throws -> PostgresBindings { PostgresBindings() }
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
 struct GroupTransactions: PostgresPreparedStatement {

@@ -22,6 +22,10 @@ public protocol WorkQueue: Sendable {
     func transactions(ofGroup group: String, batch: Int64) async throws(StoreError) -> [String]
     /// Items not yet done, in any batch.
     func openItems() async throws(StoreError) -> Int
+    /// Returns when there may be work to claim: an item was queued, given back or done, or a lease another worker
+    /// holds ran out; at once when there is already, or when nothing is open. Throws `CancellationError` when the
+    /// task is cancelled, `StoreError` when the database cannot be asked.
+    func waitForWork() async throws
 }
 
 public enum WorkBatchKind: String, Sendable {

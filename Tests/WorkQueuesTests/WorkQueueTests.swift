@@ -68,6 +68,47 @@ struct WorkQueueTests {
     }
 }
 
+@Suite("Waiting for work", .timeLimit(.minutes(1)))
+struct WaitForWorkTests {
+    @Test("an idle worker wakes when work is queued, long before any lease runs out")
+    func wakesOnEnqueue() async throws {
+        try await withFreshQueue { queue in
+            let batch = try await queue.createBatch(.stream)
+            try await queue.enqueue([NewWorkItem(job: "held", group: nil)], batch: batch)
+            _ = try await queue.claim(owner: "a", limit: 1, lease: .seconds(60))
+            let clock = ContinuousClock(), start = clock.now
+            async let waited: Void = queue.waitForWork()
+            try await queue.enqueue([NewWorkItem(job: "new", group: nil)], batch: batch)
+            try await waited
+            #expect(clock.now - start < .seconds(30), "woken by the new item, not by the lease's end")
+            #expect(try await queue.claim(owner: "b", limit: 5, lease: .seconds(60)).map(\.job) == ["new"])
+        }
+    }
+
+    @Test("with nothing queued, an idle worker waits until another worker's lease runs out, then can take its item")
+    func wakesAtLeaseExpiry() async throws {
+        try await withFreshQueue { queue in
+            let batch = try await queue.createBatch(.stream)
+            try await queue.enqueue([NewWorkItem(job: "held", group: nil)], batch: batch)
+            _ = try await queue.claim(owner: "a", limit: 1, lease: .seconds(2))
+            let clock = ContinuousClock(), start = clock.now
+            try await queue.waitForWork()
+            let waited = clock.now - start
+            #expect(waited > .milliseconds(1500) && waited < .seconds(20), "\(waited)")
+            #expect(try await queue.claim(owner: "b", limit: 5, lease: .seconds(60)).map(\.job) == ["held"])
+        }
+    }
+
+    @Test("with nothing open, waiting returns at once")
+    func nothingOpen() async throws {
+        try await withFreshQueue { queue in
+            let clock = ContinuousClock(), start = clock.now
+            try await queue.waitForWork()
+            #expect(clock.now - start < .seconds(5))
+        }
+    }
+}
+
 /// Shipped migrations are frozen; the queue's first two moved here from the store's ledger without a change.
 @Suite("Work queue migrations")
 struct WorkQueueMigrationTests {
@@ -81,6 +122,7 @@ struct WorkQueueMigrationTests {
         #expect(shipped == [
             "v3-work-queue 27730b944afc898691e94cca3579231c4c6ef930faf7a3133f33074ecbb3dd75",
             "v4-work-groups 2051d6793c3c83a8e21f7d119f7df1c77d5e1f226d511281a20f474da2fcbdd3",
+            "v5-work-notifications c79debbc1bee45a6fbe001c862d31e891e8adaf944f6c160137cecc1ed332784",
         ])
     }
 
@@ -94,7 +136,7 @@ struct WorkQueueMigrationTests {
                                  password: components.password, database: String(components.path.dropFirst()), tls: .disable),
             id: 1, logger: logger)
         // The ledger as the release before the queue's move left it: store and queue migrations in one.
-        let earlier = PostgresTransactionStore.migrations.prefix(2) + PostgresWorkQueue.migrations + PostgresTransactionStore.migrations[2...2]
+        let earlier = PostgresTransactionStore.migrations.prefix(2) + PostgresWorkQueue.migrations.prefix(2) + PostgresTransactionStore.migrations[2...2]
         try await connection.query("CREATE TABLE schema_migrations (identifier text PRIMARY KEY)", logger: logger)
         for (identifier, statements) in earlier {
             for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }

@@ -36,8 +36,8 @@ struct Intake: Sendable {
         }
     }
 
-    /// Claims work until the queue is empty (with `exitWhenEmpty`) or the task is cancelled. An empty queue is
-    /// asked again after `idleWait`: the database has no cheaper way to say that work arrived.
+    /// Claims work until the queue is empty (with `exitWhenEmpty`) or the task is cancelled. With nothing to
+    /// claim, it waits for the queue to say that work may have arrived (`waitForWork`).
     private func claim(from input: QueueInput, into outlets: Outlets) async throws {
         while true {
             try Task.checkCancellation()
@@ -46,7 +46,7 @@ struct Intake: Sendable {
                 items = try await input.queue.claim(owner: input.owner, limit: QueueInput.claimSize, lease: input.lease)
             } catch {
                 logger.warning("could not claim work", metadata: ["error.code": "\(error.failureCode)", "error": "\(error.message)"])
-                try await Task.sleep(for: .seconds(1))
+                try await Task.sleep(for: .seconds(1)) // a pause before trying the database again, not a poll
                 continue
             }
             if items.isEmpty {
@@ -57,7 +57,12 @@ struct Intake: Sendable {
                         logger.warning("could not count the open work", metadata: ["error": "\(error.message)"])
                     }
                 }
-                try await Task.sleep(for: input.idleWait)
+                do {
+                    try await input.queue.waitForWork()
+                } catch let error as StoreError {
+                    logger.warning("could not wait for work", metadata: ["error.code": "\(error.failureCode)", "error": "\(error.message)"])
+                    try await Task.sleep(for: .seconds(1)) // a pause before trying the database again, not a poll
+                }
                 continue
             }
             // Group ends are a few database writes each: run a claim's worth of them side by side.

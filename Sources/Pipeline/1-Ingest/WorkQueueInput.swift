@@ -12,15 +12,12 @@ public struct QueueInput: Sendable {
     public var lease: Duration
     /// Stop once every item of the queue is done (including other workers' items), instead of waiting for more.
     public var exitWhenEmpty: Bool
-    /// How long to wait before asking an empty queue again.
-    public var idleWait: Duration
 
-    public init(queue: any WorkQueue, owner: String, lease: Duration, exitWhenEmpty: Bool, idleWait: Duration = .milliseconds(200)) {
+    public init(queue: any WorkQueue, owner: String, lease: Duration, exitWhenEmpty: Bool) {
         self.queue = queue
         self.owner = owner
         self.lease = lease
         self.exitWhenEmpty = exitWhenEmpty
-        self.idleWait = idleWait
     }
 
     /// Items claimed at a time: few, so that a worker never sits on work others could do.
