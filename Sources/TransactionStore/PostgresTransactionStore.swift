@@ -177,6 +177,10 @@ public final class PostgresTransactionStore: TransactionStore {
         try await withConnection { connection in try await Self.read(connection, transaction: id, document: nil, logger: self.logger)?.transaction }
     }
 
+    public func latestKnown(id: String) async throws(StoreError) -> StoredTransaction? {
+        try await core.latestKnown(id)
+    }
+
     public func report(id: String) async throws(StoreError) -> TransactionReport? {
         try await withConnection { connection in
             guard let transaction = try await Self.read(connection, transaction: id, document: nil, logger: self.logger)?.transaction else { return nil }

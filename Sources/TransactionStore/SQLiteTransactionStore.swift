@@ -262,6 +262,10 @@ public final class SQLiteTransactionStore: TransactionStore {
         try await read { db in try Self.load(db, id) }
     }
 
+    public func latestKnown(id: String) async throws(StoreError) -> StoredTransaction? {
+        try await core.latestKnown(id)
+    }
+
     public func report(id: String) async throws(StoreError) -> TransactionReport? {
         try await read { db in
             guard let transaction = try Self.load(db, id) else { return nil }

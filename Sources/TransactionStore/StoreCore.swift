@@ -172,6 +172,10 @@ struct StoreCore<Rows: StoreRows>: Sendable {
         }
     }
 
+    func latestKnown(_ transactionId: String) async throws(StoreError) -> StoredTransaction? {
+        try await readTransaction(transactionId, unless: recent[transactionId])?.transaction
+    }
+
     func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError)
         -> SubmissionRecord {
         try await rows.saveSubmission(SubmissionEnd(documentId: documentId, outcome: outcome, error: error), at: time)

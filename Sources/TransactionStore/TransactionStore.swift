@@ -195,6 +195,9 @@ public protocol TransactionStore: Sendable {
                                                       _ transform: @escaping @Sendable (State?) -> State?) async throws(StoreError) -> State?
     func document(id: String) async throws(StoreError) -> DocumentRecord?
     func transaction(id: String) async throws(StoreError) -> StoredTransaction?
+    /// The transaction as this process last wrote or read it, without a round trip when it has one; else as
+    /// stored. A change another process made since may be missing: for what is sent or shown, never for a decision.
+    func latestKnown(id: String) async throws(StoreError) -> StoredTransaction?
     func report(id: String) async throws(StoreError) -> TransactionReport?
     func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary]
     /// How many of `ids` are at `status`, in one read however many there are (a run's closing summary).

@@ -181,6 +181,9 @@ struct StoreTests {
                 _ = try await other.collect(document("d2", "t1", .selfie), at: t0)
                 _ = try await other.collect(document("d3", "t2", .governmentId), at: t0)
             }
+            // What is shown or sent may come from memory, without the other process's change; decisions never do.
+            #expect(try await store.latestKnown(id: "t1")?.state.documents[.governmentId] == .required)
+            #expect(try await store.transaction(id: "t1")?.state.documents[.governmentId] == .collected)
             // On the remembered t1 nothing is collected, and the model refuses the move: decided again on a read.
             let (processed, _, _) = try await store.finishSubmission(documentId: "d1", type: .governmentId, of: "t1", accepted: true,
                                                                    error: nil, at: t0)
@@ -196,6 +199,8 @@ struct StoreTests {
             // The remembered t1 has nothing left to skip; that is confirmed on a read, which finds it COMPLETED.
             let ended = try #require(try await store.endInput(of: "t1", reason: "test", at: t0))
             #expect(ended.0.state.submissionStatus == .completed && ended.1.isEmpty)
+            #expect(try await store.latestKnown(id: "t1")?.state.submissionStatus == .completed, "the read is remembered")
+            #expect(try await store.latestKnown(id: "nope") == nil)
         }
     }
 

@@ -44,10 +44,10 @@ struct SubmitStage: Sendable {
         }
     }
 
-    /// The request, with the transaction's statuses as they stand now and its Protect payload (made now when
-    /// metadata is lazy).
+    /// The request, with the transaction's statuses as this process last saw them (its other documents' moves
+    /// included) and its Protect payload (made now when metadata is lazy).
     private func request(for document: DocumentToSubmit) async throws(StoreError) -> SubmissionRequest {
-        guard let transaction = try await store.transaction(id: document.transaction.id) else {
+        guard let transaction = try await store.latestKnown(id: document.transaction.id) else {
             throw StoreError.unknownTransaction(document.transaction.id)
         }
         let assembled = document.document
