@@ -176,18 +176,20 @@ struct PostgresWorkQueue: WorkQueue {
     }
 
     /// Listens first, then looks: work queued between the look and the wait still wakes it. Returns at once when
-    /// something is claimable or nothing is open; else at the first notification, or when the earliest lease
-    /// another worker holds runs out (its item is then claimable), whichever comes first.
+    /// something is claimable or nothing is open; else when a notification finds it so, or when the earliest lease
+    /// another worker holds runs out (its item is then claimable), whichever comes first. A notification that
+    /// changes nothing for this worker (another worker's item done) costs one look, not a return to the intake.
     func waitForWork() async throws {
+        let logger = logger
         do {
             try await database.client.withConnection { connection in
                 try await connection.listen(on: Self.channel) { notifications in
-                    var readiness: WorkReadiness.Row?
-                    for try await row in try await connection.execute(WorkReadiness(), logger: logger) { readiness = row }
-                    guard let (claimable, open, secondsToExpiry) = readiness, !claimable, open > 0 else { return }
+                    guard case .wait(let secondsToExpiry) = try await Self.readiness(connection, logger: logger) else { return }
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
-                            for try await _ in notifications { return }
+                            for try await _ in notifications {
+                                if case .go = try await Self.readiness(connection, logger: logger) { return }
+                            }
                         }
                         if let secondsToExpiry {
                             group.addTask { try await Task.sleep(for: .milliseconds(Int64(max(0, secondsToExpiry) * 1000) + 1)) }
@@ -202,6 +204,20 @@ struct PostgresWorkQueue: WorkQueue {
         } catch {
             throw StoreDatabase.storeError(error)
         }
+    }
+
+    enum Readiness {
+        /// Something is claimable, or nothing is open.
+        case go
+        /// Nothing to do yet; the earliest lease runs out in this many seconds (nil: none is held).
+        case wait(secondsToExpiry: Double?)
+    }
+
+    static func readiness(_ connection: PostgresConnection, logger: Logger) async throws -> Readiness {
+        for try await (claimable, open, secondsToExpiry) in try await connection.execute(WorkReadiness(), logger: logger) {
+            return claimable || open == 0 ? .go : .wait(secondsToExpiry: secondsToExpiry)
+        }
+        return .go
     }
 
     /// Items not yet done, in any batch.
