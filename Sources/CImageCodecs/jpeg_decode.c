@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jpeglib.h>
 #include <jerror.h>
@@ -34,6 +35,37 @@ static void vp_jpeg_emit_message(j_common_ptr cinfo, int level) {
     cinfo->err->num_warnings++;
 }
 
+/// libjpeg calls the progress monitor per scan and per row group: the place to stop a file that costs too much.
+typedef struct {
+    struct jpeg_progress_mgr base;
+    vp_decode_limits limits;
+    uint64_t start_ns;
+    int exceeded;
+} vp_jpeg_progress;
+
+static uint64_t vp_thread_cpu_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+static void vp_jpeg_progress_monitor(j_common_ptr cinfo) {
+    vp_jpeg_progress *progress = (vp_jpeg_progress *)cinfo->progress;
+    vp_jpeg_error *err = (vp_jpeg_error *)cinfo->err;
+    if (cinfo->is_decompressor && progress->limits.max_scans > 0
+        && ((j_decompress_ptr)cinfo)->input_scan_number > (int)progress->limits.max_scans) {
+        snprintf(err->message, sizeof(err->message), "the image has more than %u scans", progress->limits.max_scans);
+        progress->exceeded = 1;
+        longjmp(err->escape, 1);
+    }
+    if (progress->limits.cpu_budget_ms > 0
+        && vp_thread_cpu_ns() - progress->start_ns > (uint64_t)progress->limits.cpu_budget_ms * 1000000u) {
+        snprintf(err->message, sizeof(err->message), "decoding took more than %u ms of CPU", progress->limits.cpu_budget_ms);
+        progress->exceeded = 1;
+        longjmp(err->escape, 1);
+    }
+}
+
 static void vp_set_message(char *buffer, size_t size, const char *text) {
     if (size == 0) return;
     snprintf(buffer, size, "%s", text);
@@ -44,12 +76,18 @@ static inline uint8_t vp_luma(unsigned r, unsigned g, unsigned b) {
 }
 
 vp_decode_status vp_jpeg_decode_gray(const uint8_t *data, size_t size, uint64_t target_pixels,
-                                     uint64_t max_pixels, vp_gray_image *out,
+                                     vp_decode_limits limits, vp_gray_image *out,
                                      char *message, size_t message_size) {
     memset(out, 0, sizeof(*out));
     struct jpeg_decompress_struct cinfo;
     vp_jpeg_error err;
     memset(&err, 0, sizeof(err));
+    vp_jpeg_progress progress;
+    memset(&progress, 0, sizeof(progress));
+    progress.base.progress_monitor = vp_jpeg_progress_monitor;
+    progress.limits = limits;
+    progress.start_ns = vp_thread_cpu_ns();
+    uint64_t max_pixels = limits.max_pixels;
     // Everything freed on the error path must be visible after longjmp: keep it volatile.
     uint8_t *volatile pixels = NULL;
     JSAMPLE *volatile row = NULL;
@@ -60,14 +98,16 @@ vp_decode_status vp_jpeg_decode_gray(const uint8_t *data, size_t size, uint64_t 
     err.base.emit_message = vp_jpeg_emit_message;
     if (setjmp(err.escape)) {
         vp_set_message(message, message_size, err.message);
+        if (progress.exceeded) status = VP_DECODE_TOO_COSTLY;
         goto fail;
     }
     jpeg_create_decompress(&cinfo);
+    cinfo.progress = &progress.base;
     jpeg_mem_src(&cinfo, data, (unsigned long)size);
     jpeg_read_header(&cinfo, TRUE);
 
     uint64_t declared = (uint64_t)cinfo.image_width * cinfo.image_height;
-    if (declared > max_pixels) {
+    if (max_pixels > 0 && declared > max_pixels) {
         snprintf(message, message_size, "image declares %ux%u pixels, more than the limit of %llu",
                  cinfo.image_width, cinfo.image_height, (unsigned long long)max_pixels);
         status = VP_DECODE_TOO_LARGE;

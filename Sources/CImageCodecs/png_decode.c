@@ -5,12 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
     const uint8_t *data;
     size_t size;
     size_t offset;
     char message[256];
+    uint32_t cpu_budget_ms;
+    uint64_t start_ns;
+    int exceeded;
 } vp_png_source;
 
 static void vp_png_read(png_structp png, png_bytep dest, png_size_t length) {
@@ -32,14 +36,32 @@ static void vp_png_warning(png_structp png, png_const_charp text) {
     (void)png; (void)text; // ancillary-chunk problems (bad sRGB, iCCP...) do not spoil the pixels
 }
 
-vp_decode_status vp_png_decode_gray(const uint8_t *data, size_t size, uint64_t max_pixels,
+static uint64_t vp_png_thread_cpu_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/// Called by libpng after each row (of each interlace pass): stops a decode that has spent its CPU budget.
+static void vp_png_row_done(png_structp png, png_uint_32 row, int pass) {
+    (void)row; (void)pass;
+    vp_png_source *source = (vp_png_source *)png_get_io_ptr(png);
+    if (source->cpu_budget_ms > 0 && vp_png_thread_cpu_ns() - source->start_ns > (uint64_t)source->cpu_budget_ms * 1000000u) {
+        snprintf(source->message, sizeof(source->message), "decoding took more than %u ms of CPU", source->cpu_budget_ms);
+        source->exceeded = 1;
+        png_longjmp(png, 1);
+    }
+}
+
+vp_decode_status vp_png_decode_gray(const uint8_t *data, size_t size, vp_decode_limits limits,
                                     vp_gray_image *out, char *message, size_t message_size) {
+    uint64_t max_pixels = limits.max_pixels;
     memset(out, 0, sizeof(*out));
     if (size < 8 || png_sig_cmp(data, 0, 8) != 0) {
         snprintf(message, message_size, "not a PNG file");
         return VP_DECODE_CORRUPT;
     }
-    vp_png_source source = { data, size, 0, "" };
+    vp_png_source source = { data, size, 0, "", limits.cpu_budget_ms, vp_png_thread_cpu_ns(), 0 };
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &source, vp_png_error, vp_png_warning);
     if (!png) {
         snprintf(message, message_size, "out of memory");
@@ -56,13 +78,15 @@ vp_decode_status vp_png_decode_gray(const uint8_t *data, size_t size, uint64_t m
     }
     if (setjmp(png_jmpbuf(png))) {
         snprintf(message, message_size, "%s", source.message);
+        if (source.exceeded) status = VP_DECODE_TOO_COSTLY;
         goto fail;
     }
     png_set_read_fn(png, &source, vp_png_read);
+    png_set_read_status_fn(png, vp_png_row_done);
     png_read_info(png, info);
 
     png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
-    if ((uint64_t)width * height > max_pixels) {
+    if (max_pixels > 0 && (uint64_t)width * height > max_pixels) {
         snprintf(message, message_size, "image declares %ux%u pixels, more than the limit of %llu",
                  width, height, (unsigned long long)max_pixels);
         status = VP_DECODE_TOO_LARGE;

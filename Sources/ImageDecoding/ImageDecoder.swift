@@ -22,7 +22,7 @@ public enum ImageFormat: String, Sendable {
 /// Why an image could not be decoded. Every case is a `documentCaptureError` (SPEC §3).
 public struct ImageDecodingError: CodedError, Equatable, CustomStringConvertible {
     public enum Reason: String, Sendable {
-        case empty, unknownFormat, corrupt, tooLarge, outOfMemory
+        case empty, unknownFormat, corrupt, tooLarge, outOfMemory, tooCostly
     }
 
     public var reason: Reason
@@ -37,9 +37,22 @@ public struct ImageDecoder: Sendable {
     public struct Configuration: Sendable {
         /// Images declaring more pixels than this are refused before any allocation (decompression bombs).
         public var maxPixels: Int = 100_000_000
+        /// Progressive JPEGs with more scans are refused: each scan is another pass over the whole image, and
+        /// cameras write about 10.
+        public var maxScans: Int = 100
+        /// CPU time one decode may use; a 100-megapixel PNG takes about a second.
+        public var cpuBudget: Duration = .seconds(5)
 
-        public init(maxPixels: Int = 100_000_000) {
+        public init(maxPixels: Int = 100_000_000, maxScans: Int = 100, cpuBudget: Duration = .seconds(5)) {
             self.maxPixels = maxPixels
+            self.maxScans = maxScans
+            self.cpuBudget = cpuBudget
+        }
+
+        var limits: vp_decode_limits {
+            let milliseconds = cpuBudget.components.seconds * 1000 + cpuBudget.components.attoseconds / 1_000_000_000_000_000
+            return vp_decode_limits(max_pixels: UInt64(max(maxPixels, 0)), max_scans: UInt32(clamping: max(maxScans, 0)),
+                                    cpu_budget_ms: UInt32(clamping: max(milliseconds, 0)))
         }
     }
 
@@ -60,15 +73,15 @@ public struct ImageDecoder: Sendable {
         }
         var image = vp_gray_image()
         var message = [CChar](repeating: 0, count: 256)
-        let maxPixels = UInt64(max(configuration.maxPixels, 0))
+        let limits = configuration.limits
         let status = bytes.withUnsafeBufferPointer { data in
             message.withUnsafeMutableBufferPointer { text in
                 switch format {
                 case .jpeg:
                     vp_jpeg_decode_gray(data.baseAddress, data.count, UInt64(max(targetPixels ?? 0, 0)),
-                                        maxPixels, &image, text.baseAddress, text.count)
+                                        limits, &image, text.baseAddress, text.count)
                 case .png:
-                    vp_png_decode_gray(data.baseAddress, data.count, maxPixels, &image,
+                    vp_png_decode_gray(data.baseAddress, data.count, limits, &image,
                                        text.baseAddress, text.count)
                 }
             }
@@ -78,9 +91,11 @@ public struct ImageDecoder: Sendable {
             let reason: ImageDecodingError.Reason = switch status {
             case VP_DECODE_TOO_LARGE: .tooLarge
             case VP_DECODE_OUT_OF_MEMORY: .outOfMemory
+            case VP_DECODE_TOO_COSTLY: .tooCostly
             default: .corrupt
             }
-            throw ImageDecodingError(reason: reason, message: "\(format.rawValue.uppercased()) \(reason == .tooLarge ? "refused" : "undecodable"): \(text)")
+            let refused = reason == .tooLarge || reason == .tooCostly
+            throw ImageDecodingError(reason: reason, message: "\(format.rawValue.uppercased()) \(refused ? "refused" : "undecodable"): \(text)")
         }
         defer { vp_gray_image_free(&image) }
         let width = Int(image.width), height = Int(image.height)

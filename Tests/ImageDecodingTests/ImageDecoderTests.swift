@@ -93,6 +93,7 @@ struct CorruptInputTests {
         "corrupt-bad-crc.png": .corrupt,
         "corrupt-huge-header.png": .tooLarge,
         "corrupt-huge-header.jpg": .tooLarge,
+        "hostile-many-scans.jpg": .tooCostly,
     ]
 
     @Test("every corrupt fixture has an expected reason")
@@ -115,6 +116,24 @@ struct CorruptInputTests {
             try ImageDecoder().decode(try FixtureManifest.bytes("corrupt-truncated.jpg"))
         }
         #expect(error?.message.contains("Premature end") == true)
+    }
+
+    @Test("a progressive JPEG with 10,000 scans is refused at its 101st")
+    func scanLimit() throws {
+        let error = #expect(throws: ImageDecodingError.self) { try ImageDecoder().decode(try FixtureManifest.bytes("hostile-many-scans.jpg")) }
+        #expect(error?.message == "JPEG refused: the image has more than 100 scans")
+        // The same file under a higher limit decodes: the limit, not damage, refused it.
+        #expect(try ImageDecoder(configuration: .init(maxScans: 20_000)).decode(try FixtureManifest.bytes("hostile-many-scans.jpg")).width == 97)
+    }
+
+    @Test("a decode that spends its CPU budget is stopped", arguments: ["hostile-many-scans.jpg", "large-gradient.png"])
+    func cpuBudget(_ name: String) throws {
+        let bytes = try FixtureManifest.bytes(name)
+        let tight = ImageDecoder(configuration: .init(maxScans: 0, cpuBudget: .milliseconds(1)))
+        let error = #expect(throws: ImageDecodingError.self) { try tight.decode(bytes) }
+        #expect(error?.reason == .tooCostly)
+        #expect(error?.message.hasSuffix("refused: decoding took more than 1 ms of CPU") == true, "\(error?.message ?? "")")
+        #expect(try ImageDecoder(configuration: .init(maxScans: 0)).decode(bytes).width > 0, "within the default budget it decodes")
     }
 
     @Test("the pixel limit is configurable and checked against the declared size")

@@ -244,10 +244,31 @@ def corrupt_inputs():
     huge = bytearray(baseline)
     huge[sof + 5:sof + 9] = struct.pack(">HH", 60000, 60000)
     files["corrupt-huge-header.jpg"] = bytes(huge)
+    files["hostile-many-scans.jpg"] = many_scans(open(os.path.join(HERE, "jpeg-progressive.jpg"), "rb").read(), 10_000)
     for name, data in files.items():
         with open(os.path.join(HERE, name), "wb") as f:
             f.write(data)
     return sorted(files)
+
+
+def many_scans(progressive, count):
+    """The progressive JPEG with its smallest scan repeated until the file holds `count` scans: each scan is
+    another pass over the coefficients, so a decoder without a scan limit spends seconds on a few hundred KB."""
+    scans, position = [], 2
+    while position < len(progressive):
+        marker = progressive[position + 1]
+        if marker == 0xD9:  # EOI
+            break
+        length = struct.unpack(">H", progressive[position + 2:position + 4])[0]
+        end = position + 2 + length
+        if marker == 0xDA:  # SOS: the entropy-coded data runs to the next marker that is not a stuffed 0xFF00
+            while not (progressive[end] == 0xFF and progressive[end + 1] not in (0x00,) and not 0xD0 <= progressive[end + 1] <= 0xD7):
+                end += 1
+            scans.append((position, end))
+        position = end
+    start, end = min(scans, key=lambda scan: scan[1] - scan[0])
+    last = scans[-1][1]
+    return progressive[:last] + progressive[start:end] * (count - len(scans)) + progressive[last:]
 
 
 def main():
@@ -272,6 +293,10 @@ def main():
         manifest["decodes"].append({"file": "jpeg-baseline.jpg", "reference": name + ".pgm", "width": w,
                                     "height": h, "tolerance": 3, "targetPixels": w * h})
     manifest["corrupt"] = corrupt_inputs()
+    # Large and cheap to store: decoding it takes a few milliseconds, enough to run out a 1 ms CPU budget.
+    gradient = (np.add.outer(np.arange(3000), np.arange(3000)) % 256).astype(np.uint8)
+    with open(os.path.join(HERE, "large-gradient.png"), "wb") as f:
+        f.write(png_bytes(gradient[:, :, None], 0, 8))
     with open(os.path.join(HERE, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
