@@ -81,7 +81,8 @@ public struct ScanBatch: Sendable {
     static func scan(_ path: String, with scanner: BarcodeScanner) -> ScanResult {
         let bytes: [UInt8]
         do {
-            bytes = try ImageFile.read(path)
+            // The operator named these paths: symlinks among them are followed, to what they name.
+            bytes = try ImageFile.read(FileConfinement.resolve(path) ?? path)
         } catch {
             return ScanResult(source: path, outcome: .failure(ScanFailure(message: error.message)))
         }

@@ -5,25 +5,9 @@ import VerifyModel
 public enum ImageFile {
     public static let maxBytes = 256 << 20
 
-    public struct ReadError: CodedError, CustomStringConvertible {
-        public var description: String
-        public var failureCode: FailureCode { .document(.documentCaptureError) }
-        public var message: String { description }
-    }
-
-    public static func read(_ path: String) throws(ReadError) -> [UInt8] {
-        let url = URL(fileURLWithPath: path)
-        do {
-            let size = try url.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0
-            guard size <= maxBytes else {
-                throw ReadError(description: "file is \(size) bytes, more than the limit of \(maxBytes)")
-            }
-            return [UInt8](try Data(contentsOf: url))
-        } catch let error as ReadError {
-            throw error
-        } catch {
-            throw ReadError(description: "cannot read the file: \((error as NSError).localizedDescription)")
-        }
+    /// A regular file of at most `maxBytes` (`BoundedFile`).
+    public static func read(_ path: String) throws(BoundedFile.ReadError) -> [UInt8] {
+        try BoundedFile.read(path, limit: maxBytes)
     }
 }
 

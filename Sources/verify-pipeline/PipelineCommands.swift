@@ -28,9 +28,17 @@ struct PipelineOptions: ParsableArguments {
                                valueName: "seconds"))
     var shutdownGrace: Double = 10
 
+    @Option(name: .customLong("allow-path"),
+            help: ArgumentHelp("A directory whose image files stream lines may name (frontImagePath, backImagePath, selfiePath); repeat for more. Adds to ingest.allowedPaths.",
+                               valueName: "dir"))
+    var allowedPaths: [String] = []
+
     func validate() throws {
         guard shutdownGrace >= 0, shutdownGrace <= 3600 else {
             throw ValidationError("--shutdown-grace must be from 0 to 3600 seconds")
+        }
+        for path in allowedPaths where !FileManager.default.isReadableDirectory(path) {
+            throw ValidationError("--allow-path \(path) is not a directory")
         }
     }
 
@@ -47,6 +55,7 @@ struct PipelineOptions: ParsableArguments {
                 throw ExitCode(2)
             }
         }
+        configuration.allowedPaths += allowedPaths
         return configuration
     }
 
@@ -248,3 +257,10 @@ extension RunSummary {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+extension FileManager {
+    func isReadableDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+}

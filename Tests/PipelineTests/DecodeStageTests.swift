@@ -1,5 +1,6 @@
 import BarcodeScanning
 import Foundation
+import ImageDecoding
 import Testing
 import VerifyModel
 
@@ -16,7 +17,8 @@ struct DecodeStageTests {
         return job
     }
 
-    let stage = DecodeStage(scanner: BarcodeScanner.Configuration(symbologies: [.qrCode, .pdf417], decoder: .init(maxPixels: 100_000_000)))
+    let stage = DecodeStage(scanner: BarcodeScanner.Configuration(symbologies: [.qrCode, .pdf417], decoder: .init(maxPixels: 100_000_000)),
+                            allowedPaths: FileConfinement(directories: []))
 
     @Test("every image is decoded once, its bytes kept as they came, its size recorded for Protect")
     func decodes() throws {

@@ -40,7 +40,7 @@ struct IngestTests {
         }
         #expect(job.inputId == "d1" && job.source == "stdin:7" && job.sequence == 7)
         #expect(job.type == .governmentId && job.transactionId == "t-1")
-        guard case .inline(let front) = job.images[.front], case .file(let back) = job.images[.back] else {
+        guard case .inline(let front) = job.images[.front], case .named(let back, let key) = job.images[.back], key == "backImagePath" else {
             Issue.record("images: \(job.images)")
             return
         }

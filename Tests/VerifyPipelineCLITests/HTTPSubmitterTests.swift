@@ -200,7 +200,7 @@ struct ProtectSignalsTests {
             protect: {enabled: true, envId: env-1, pauseBehavioralDataOnSuccess: \(pause)}
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
-        let process = try InteractiveProcess(["stream", "--store", store, "--pipeline", pipeline])
+        let process = try InteractiveProcess(["stream", "--store", store, "--pipeline", pipeline, "--allow-path", "Samples"])
         let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=pause-1&code=1"
         process.write(#"{"id":"1","qr":"\#(qr)","type":"EMAIL","email":"p@example.com"}"#)
         _ = process.nextLine()

@@ -47,7 +47,8 @@ struct ShutdownTests {
               timeoutSeconds: 120
               retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 10}
             """)
-        let common = ["--store", store, "--pipeline", pipeline, "--shutdown-grace", "\(Self.grace)", "--omit-images"]
+        let common = ["--store", store, "--pipeline", pipeline, "--shutdown-grace", "\(Self.grace)", "--omit-images",
+                      "--allow-path", batch.path]
         let lines = try streamLines(batch, ids: ids)
 
         // First run: SIGTERM once the stage under test is busy.

@@ -8,7 +8,7 @@ struct StreamCommandTests {
         let folder = try temporaryFolder("stream-samples")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = folder.appendingPathComponent("s.sqlite").path
-        let process = try InteractiveProcess(["stream", "--store", store, "--omit-images"])
+        let process = try InteractiveProcess(["stream", "--store", store, "--omit-images", "--allow-path", "Samples"])
         let input = try String(contentsOf: CLIRunner.root.appendingPathComponent("Samples/stream.ndjson"), encoding: .utf8)
         let inputLines = input.split(separator: "\n")
         for line in inputLines { process.write(String(line)) }
@@ -42,7 +42,8 @@ struct StreamCommandTests {
     func interactive() throws {
         let folder = try temporaryFolder("stream-interactive")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images"])
+        let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images",
+                                              "--allow-path", "Samples"])
         let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=live-1&code=42"
         let conversation: [(String, String, String?)] = [
             (#"{"id":"a","qr":"\#(qr)","type":"EMAIL","email":"a@example.com"}"#, "a", nil),
@@ -69,7 +70,8 @@ struct StreamCommandTests {
     func gracefulShutdown() throws {
         let folder = try temporaryFolder("stream-sigterm")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images"])
+        let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images",
+                                              "--allow-path", "Samples"])
         let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=term-1&code=1"
         process.write(#"{"id":"x","qr":"\#(qr)","type":"EMAIL","email":"x@example.com"}"#)
         #expect(process.nextLine() != nil)

@@ -19,7 +19,11 @@ public enum ImageRole: String, Sendable, CaseIterable, Comparable, Codable, Codi
 
 /// Where an image's bytes are.
 enum ImageSource: Sendable, Codable {
+    /// A file of a batch folder, resolved and found inside it when the folder was read.
     case file(String)
+    /// A path a stream line named under `key`: read only inside the allowed directories, and every failure to
+    /// read it gets the same message, so that the stream cannot probe the file system.
+    case named(String, key: String)
     case inline([UInt8])
 
     var byteCount: Int {

@@ -10,6 +10,13 @@ import VerifyModel
 ///   are one transaction's documents, any other image a government-id front on its own.
 struct FolderIngest {
     let root: URL
+    /// The batch folder, resolved: every file used must resolve inside it, symlinks included.
+    let confinement: FileConfinement
+
+    init(root: URL) {
+        self.root = root
+        confinement = FileConfinement(directories: [root.path])
+    }
 
     /// The input group of the images directly in the batch folder: their transactions end with the folder.
     static let looseImagesGroup = "."
@@ -39,9 +46,33 @@ struct FolderIngest {
         }
     }
 
+    /// The file's resolved path, or the failure of whatever uses it: it resolves outside the batch folder.
+    func confined(_ url: URL) -> Result<String, DocumentFailure> {
+        guard let resolved = confinement.resolve(url.path) else {
+            return .failure(DocumentFailure(.documentCaptureError, "\(relative(url)) resolves outside the batch folder"))
+        }
+        return .success(resolved)
+    }
+
+    /// A text file of the batch: inside the folder, a regular file, at most `TextInput.maxBytes`, UTF-8.
+    func text(_ url: URL, code: DocumentSubmissionErrorCode) -> Result<String, DocumentFailure> {
+        confined(url).flatMap { path in
+            do throws(BoundedFile.ReadError) {
+                return .success(try BoundedFile.readText(path, limit: TextInput.maxBytes))
+            } catch {
+                let code: DocumentSubmissionErrorCode = if case .tooLarge = error.reason { .documentCaptureError } else { code }
+                return .failure(DocumentFailure(code, "\(relative(url)): \(error.message)"))
+            }
+        }
+    }
+
     private func transactionFolder(_ folder: URL) -> [Result<DocumentJob, IngestFailure>] {
-        let files = Self.listing(folder)?.filter { !Self.isDirectory($0) } ?? []
         let name = relative(folder)
+        guard confinement.resolve(folder.path) != nil else {
+            return [.failure(IngestFailure(inputId: name, source: name, type: nil,
+                                           failure: DocumentFailure(.documentCaptureError, "\(name) resolves outside the batch folder")))]
+        }
+        let files = Self.listing(folder)?.filter { !Self.isDirectory($0) } ?? []
         func file(_ stem: String, images: Bool) -> URL? {
             files.first { $0.deletingPathExtension().lastPathComponent.lowercased() == stem
                 && (!images || ImageFile.hasImageExtension($0)) }
@@ -49,32 +80,13 @@ struct FolderIngest {
         func failure(_ type: DocumentType?, _ source: String, _ error: DocumentFailure) -> Result<DocumentJob, IngestFailure> {
             .failure(IngestFailure(inputId: type.map { "\(name)/\($0.rawValue)" } ?? source, source: source, type: type, failure: error))
         }
-
-        // How the transaction is identified.
-        var identity: TransactionIdentity?
-        var identityFailure: DocumentFailure?
-        if let qrText = file("qr", images: false).flatMap({ $0.pathExtension.lowercased() == "txt" ? $0 : nil }) {
-            do {
-                identity = .qr(try VerificationQR(parsing: String(contentsOf: qrText, encoding: .utf8)))
-            } catch let error as QRError {
-                identityFailure = DocumentFailure(error, context: "\(relative(qrText))")
-            } catch {
-                identityFailure = DocumentFailure(.initiateDocumentTransactionError, "cannot read \(relative(qrText))")
-            }
-        } else {
-            let candidates = [file("qr", images: true), file("back", images: true), file("front", images: true)].compactMap { $0 }
-            if candidates.isEmpty {
-                identityFailure = DocumentFailure(.initiateDocumentTransactionError,
-                                                  "\(name) has no qr.txt and no image that could carry the verification QR")
-            } else {
-                identity = .qrImage(group: name, candidates: candidates.map(\.path))
-            }
-        }
-
+        let identity = self.identity(of: folder, name: name, file: file)
         var createdAt: Date?, expiresAt: Date?
+        var identityFailure: DocumentFailure? = if case .failure(let error) = identity { error } else { nil }
         if let metadata = file("transaction", images: false) {
             do {
-                (createdAt, expiresAt) = try Self.transactionTimes(metadata)
+                let text = try text(metadata, code: .initiateDocumentTransactionError).get()
+                (createdAt, expiresAt) = try Self.transactionTimes(text, name: metadata.lastPathComponent)
             } catch {
                 identityFailure = identityFailure ?? error
             }
@@ -82,36 +94,24 @@ struct FolderIngest {
 
         // The folder's documents are gathered first; whether they become jobs or failures depends on the identity.
         var results: [Result<DocumentJob, IngestFailure>] = []
+        var documents: [Result<DocumentJob, DocumentFailure>] = []
         func draft(_ type: DocumentType) -> DocumentJob {
             var job = DocumentJob(sequence: 0, inputId: "\(name)/\(type.rawValue)", source: name, type: type,
                                   identity: .qrImage(group: name, candidates: []), inputGroup: name)
             (job.createdAt, job.expiresAt) = (createdAt, expiresAt)
             return job
         }
-
-        var government: DocumentJob?
-        let front = file("front", images: true), back = file("back", images: true), mrz = file("mrz", images: false)
-        if front != nil || back != nil || mrz != nil {
-            var document = draft(.governmentId)
-            if let front { document.images[.front] = .file(front.path) }
-            if let back { document.images[.back] = .file(back.path) }
-            if let mrz {
-                // Unreadable and not UTF-8 are the same to the user: the file cannot be used.
-                guard let text = try? String(contentsOf: mrz, encoding: .utf8) else {
-                    return [failure(.governmentId, relative(mrz), DocumentFailure(.documentCaptureError, "cannot read \(relative(mrz))"))]
-                }
-                document.mrz = text
-            }
-            government = document
-        }
-        var others: [DocumentJob] = []
+        var government = governmentDocument(front: file("front", images: true), back: file("back", images: true),
+                                            mrz: file("mrz", images: false), draft: draft(.governmentId))
         if let selfie = file("selfie", images: true) {
-            var document = draft(.selfie)
-            document.images[.selfie] = .file(selfie.path)
-            others.append(document)
+            documents.append(confined(selfie).map { path in
+                var document = draft(.selfie)
+                document.images[.selfie] = .file(path)
+                return document
+            })
         }
         if let fieldsFile = file("fields", images: false) {
-            switch Self.capturedFields(fieldsFile) {
+            switch text(fieldsFile, code: .invalidKeyMap).flatMap({ Self.capturedFields($0, name: fieldsFile.lastPathComponent) }) {
             case .failure(let error):
                 results.append(failure(nil, relative(fieldsFile), error))
             case .success(let captured):
@@ -119,30 +119,68 @@ struct FolderIngest {
                     guard let value = captured[key] else { continue }
                     var document = draft(type)
                     document.captured[key] = value
-                    others.append(document)
+                    documents.append(.success(document))
                 }
                 let rest = captured.filter { $0.key != .email && $0.key != .phone }
                 if !rest.isEmpty {
-                    var document = government ?? draft(.governmentId)
+                    var document = (try? government?.get()) ?? draft(.governmentId) // a failed id document stays failed
                     for (key, value) in rest { document.captured[key] = value }
-                    government = document
+                    if case .failure = government {} else { government = .success(document) }
                 }
             }
         }
-        let documents = [government].compactMap { $0 } + others
+        documents = [government].compactMap { $0 } + documents
         if documents.isEmpty, results.isEmpty {
             return [failure(nil, name, DocumentFailure(.noDocumentToSubmitError, "\(name) holds no document (front, back, mrz.txt, selfie, fields.json)"))]
         }
-        for var document in documents {
-            switch (identity, identityFailure) {
-            case (let identity?, nil):
+        for document in documents {
+            switch (document, identity, identityFailure) {
+            case (.success(var document), .success(let identity), nil):
                 document.identity = identity
                 results.append(.success(document))
-            case (_, let failed):
+            case (.success(let document), _, let failed):
                 results.append(failure(document.type, document.source, failed ?? DocumentFailure(.initiateDocumentTransactionError, "\(name): no transaction")))
+            case (.failure(let error), _, _):
+                results.append(failure(nil, name, error))
             }
         }
         return results
+    }
+
+    /// How a transaction folder's transaction is found: `qr.txt`, else the QR on `qr.*`, `back.*` or `front.*`.
+    private func identity(of folder: URL, name: String, file: (String, Bool) -> URL?) -> Result<TransactionIdentity, DocumentFailure> {
+        if let qrText = file("qr", false).flatMap({ $0.pathExtension.lowercased() == "txt" ? $0 : nil }) {
+            return text(qrText, code: .initiateDocumentTransactionError).flatMap { text in
+                do throws(QRError) {
+                    return .success(.qr(try VerificationQR(parsing: text)))
+                } catch {
+                    return .failure(DocumentFailure(error, context: relative(qrText)))
+                }
+            }
+        }
+        let found = [file("qr", true), file("back", true), file("front", true)].compactMap { $0 }
+        // An image outside the folder is not looked at; the document it belongs to fails on its own.
+        let candidates = found.compactMap { try? confined($0).get() }
+        guard !candidates.isEmpty else {
+            return .failure(DocumentFailure(found.isEmpty ? .initiateDocumentTransactionError : .documentCaptureError,
+                                            found.isEmpty ? "\(name) has no qr.txt and no image that could carry the verification QR"
+                                                          : "\(name): every image that could carry the verification QR resolves outside the batch folder"))
+        }
+        return .success(.qrImage(group: name, candidates: candidates))
+    }
+
+    /// The GOVERNMENT_ID document of `front.*`, `back.*` and `mrz.txt`; nil when the folder has none of them.
+    private func governmentDocument(front: URL?, back: URL?, mrz: URL?, draft: DocumentJob) -> Result<DocumentJob, DocumentFailure>? {
+        guard front != nil || back != nil || mrz != nil else { return nil }
+        var document = draft
+        do {
+            if let front { document.images[.front] = .file(try confined(front).get()) }
+            if let back { document.images[.back] = .file(try confined(back).get()) }
+            if let mrz { document.mrz = try text(mrz, code: .documentCaptureError).get() }
+        } catch {
+            return .failure(error)
+        }
+        return .success(document)
     }
 
     private func flatImages(_ images: [URL]) -> [Result<DocumentJob, IngestFailure>] {
@@ -162,21 +200,25 @@ struct FolderIngest {
         }
         return order.flatMap { group -> [Result<DocumentJob, IngestFailure>] in
             let roles = groups[group, default: [:]]
-            let candidates = [roles[.back], roles[.front], roles[.selfie]].compactMap { $0?.path }
+            // An image outside the folder is not looked at; the document it belongs to fails on its own.
+            let candidates = [roles[.back], roles[.front], roles[.selfie]].compactMap { $0.flatMap { try? confined($0).get() } }
             let identity = TransactionIdentity.qrImage(group: "flat:\(group)", candidates: candidates)
             var results: [Result<DocumentJob, IngestFailure>] = []
+            func document(_ type: DocumentType, source: URL, images: [ImageRole: URL]) {
+                var job = DocumentJob(sequence: 0, inputId: "\(group)/\(type.rawValue)", source: relative(source),
+                                      type: type, identity: identity, inputGroup: Self.looseImagesGroup)
+                do {
+                    for (role, url) in images { job.images[role] = .file(try confined(url).get()) }
+                    results.append(.success(job))
+                } catch {
+                    results.append(.failure(IngestFailure(inputId: job.inputId ?? group, source: job.source, type: type, failure: error)))
+                }
+            }
             if let image = roles[.front] ?? roles[.back] {
-                var job = DocumentJob(sequence: 0, inputId: "\(group)/GOVERNMENT_ID", source: relative(image),
-                                      type: .governmentId, identity: identity, inputGroup: Self.looseImagesGroup)
-                if let front = roles[.front] { job.images[.front] = .file(front.path) }
-                if let back = roles[.back] { job.images[.back] = .file(back.path) }
-                results.append(.success(job))
+                document(.governmentId, source: image, images: roles.filter { $0.key != .selfie })
             }
             if let selfie = roles[.selfie] {
-                var job = DocumentJob(sequence: 0, inputId: "\(group)/SELFIE", source: relative(selfie), type: .selfie,
-                                      identity: identity, inputGroup: Self.looseImagesGroup)
-                job.images[.selfie] = .file(selfie.path)
-                results.append(.success(job))
+                document(.selfie, source: selfie, images: [.selfie: selfie])
             }
             return results
         }
@@ -199,19 +241,18 @@ struct FolderIngest {
     }
 
     /// `fields.json`: an object of document keys to strings.
-    static func capturedFields(_ url: URL) -> Result<DocumentFields, DocumentFailure> {
-        // Unreadable, not JSON and not an object all get the same answer: the file cannot be used.
-        guard let data = try? Data(contentsOf: url),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            return .failure(DocumentFailure(.invalidKeyMap, "\(url.lastPathComponent) is not a JSON object"))
+    static func capturedFields(_ text: String, name: String) -> Result<DocumentFields, DocumentFailure> {
+        // Not JSON and not an object get the same answer: the file cannot be used.
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            return .failure(DocumentFailure(.invalidKeyMap, "\(name) is not a JSON object"))
         }
         var fields = DocumentFields()
-        for (name, value) in object.sorted(by: { $0.key < $1.key }) {
-            guard let key = DocumentKey(rawValue: name) else {
-                return .failure(DocumentFailure(.invalidKeyMap, "\(url.lastPathComponent): '\(name)' is not a document key"))
+        for (field, value) in object.sorted(by: { $0.key < $1.key }) {
+            guard let key = DocumentKey(rawValue: field) else {
+                return .failure(DocumentFailure(.invalidKeyMap, "\(name): '\(field)' is not a document key"))
             }
             guard let text = value as? String else {
-                return .failure(DocumentFailure(.invalidKeyMap, "\(url.lastPathComponent): '\(name)' must be a string"))
+                return .failure(DocumentFailure(.invalidKeyMap, "\(name): '\(field)' must be a string"))
             }
             fields[key] = text
         }
@@ -219,16 +260,15 @@ struct FolderIngest {
     }
 
     /// `transaction.json`: the transaction's own `createdAt` and `expiresAt`, as the capture service gave them.
-    static func transactionTimes(_ url: URL) throws(DocumentFailure) -> (Date?, Date?) {
-        // Unreadable, not JSON and not an object all get the same answer: the file cannot be used.
-        guard let data = try? Data(contentsOf: url),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw DocumentFailure(.initiateDocumentTransactionError, "\(url.lastPathComponent) is not a JSON object")
+    static func transactionTimes(_ text: String, name: String) throws(DocumentFailure) -> (Date?, Date?) {
+        // Not JSON and not an object get the same answer: the file cannot be used.
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            throw DocumentFailure(.initiateDocumentTransactionError, "\(name) is not a JSON object")
         }
         func date(_ key: String) throws(DocumentFailure) -> Date? {
             guard let value = object[key] else { return nil }
             guard let text = value as? String, let date = Timestamp.date(text) else {
-                throw DocumentFailure(.initiateDocumentTransactionError, "\(url.lastPathComponent): '\(key)' is not an ISO-8601 timestamp")
+                throw DocumentFailure(.initiateDocumentTransactionError, "\(name): '\(key)' is not an ISO-8601 timestamp")
             }
             return date
         }

@@ -29,7 +29,7 @@ struct Intake: Sendable {
             }
         case .lines(let descriptor):
             try await ByteInput.withChunks(fileDescriptor: descriptor) { chunks in
-                try await StreamLine.inputs(in: chunks) { try await admit($0, into: outlets) }
+                try await StreamLine.inputs(in: chunks, maxLineBytes: configuration.maxLineBytes) { try await admit($0, into: outlets) }
             }
         case .queue(let queueInput):
             try await claim(from: queueInput, into: outlets)

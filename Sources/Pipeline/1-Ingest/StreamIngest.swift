@@ -1,14 +1,18 @@
 import Foundation
 import VerifyModel
 
+/// The size of one text input (`mrz.txt`, `qr.txt`, `fields.json`, `transaction.json`, and a stream line's text
+/// values): an MRZ is 90 characters, a QR at most about 3 KB; anything near this limit is not a document.
+enum TextInput {
+    static let maxBytes = 1 << 20
+}
+
 /// Turns one NDJSON line (SPEC §6) into a document job, or the failure its result line reports.
 enum StreamLine {
-    /// A longer line is answered with an error line without being held in memory.
-    static let maxLineBytes = 256 << 20
-
     /// Every input of an NDJSON byte stream, in order, as a job or the failure its result line reports; blank
-    /// lines are skipped and not counted.
-    static func inputs(in chunks: ByteInput.ByteChunks,
+    /// lines are skipped and not counted. A line over `maxLineBytes` is answered with an error line without
+    /// being held in memory.
+    static func inputs(in chunks: ByteInput.ByteChunks, maxLineBytes: Int,
                        _ body: (Result<DocumentJob, IngestFailure>) async throws -> Void) async throws {
         var number = 0
         for try await line in LineSplitter(chunks: chunks, maxLineBytes: maxLineBytes) {
@@ -20,15 +24,20 @@ enum StreamLine {
                 try await body(parse(text, number: number))
             case .tooLong(let bytes):
                 number += 1
-                try await body(.failure(tooLong(bytes, number: number)))
+                try await body(.failure(tooLong(bytes, number: number, limit: maxLineBytes)))
             }
         }
     }
 
-    static func tooLong(_ bytes: Int, number: Int) -> IngestFailure {
+    static func tooLong(_ bytes: Int, number: Int, limit: Int) -> IngestFailure {
         IngestFailure(sequence: number, inputId: "line-\(number)", source: "stdin:\(number)",
-                      failure: DocumentFailure(.invalidKeyMap, "line \(number) is \(bytes) bytes, more than the limit of \(maxLineBytes)"))
+                      failure: DocumentFailure(.documentCaptureError,
+                                               "line \(number) is \(bytes) bytes, more than ingest.maxLineBytes (\(limit))"))
     }
+
+    /// The keys whose values are text inputs, limited to `TextInput.maxBytes` each.
+    static let textKeys = ["id", "qr", "transactionId", "type", "mrz", "email", "phone", "createdAt", "expiresAt",
+                           "frontImagePath", "backImagePath", "selfiePath"]
 
     static let knownKeys: Set<String> = [
         "id", "qr", "transactionId", "type", "frontImage", "backImage", "selfie", "frontImagePath", "backImagePath",
@@ -60,6 +69,17 @@ enum StreamLine {
         for key in knownKeys where key != "fields" && key != "skip" {
             if string(key) == nil { return fail(.invalidKeyMap, "'\(key)' must be a string") }
         }
+        for key in textKeys {
+            if let text = object[key] as? String, text.utf8.count > TextInput.maxBytes {
+                return fail(.documentCaptureError, "'\(key)' is \(text.utf8.count) bytes, more than the limit of \(TextInput.maxBytes)")
+            }
+        }
+        if let fields = object["fields"] as? [String: Any] {
+            let size = fields.reduce(0) { $0 + $1.key.utf8.count + (($1.value as? String)?.utf8.count ?? 0) }
+            if size > TextInput.maxBytes {
+                return fail(.documentCaptureError, "'fields' holds \(size) bytes of text, more than the limit of \(TextInput.maxBytes)")
+            }
+        }
         guard let typeName = object["type"] as? String else {
             return fail(.missingDocumentType, "the line has no 'type'")
         }
@@ -90,7 +110,7 @@ enum StreamLine {
                 }
                 job.images[role] = .inline([UInt8](data))
             } else if let file = object[path] as? String {
-                job.images[role] = .file(file)
+                job.images[role] = .named(file, key: path)
             }
         }
         job.mrz = object["mrz"] as? String

@@ -61,7 +61,7 @@ public struct Enqueuer: Sendable {
         case .lines(let descriptor):
             results = try await ByteInput.withChunks(fileDescriptor: descriptor) { chunks in
                 var results: [Result<DocumentJob, IngestFailure>] = []
-                try await StreamLine.inputs(in: chunks) { results.append($0) }
+                try await StreamLine.inputs(in: chunks, maxLineBytes: configuration.maxLineBytes) { results.append($0) }
                 return results
             }
             kind = .stream

@@ -1,4 +1,5 @@
 import BarcodeScanning
+import Foundation
 import ImageDecoding
 import Protect
 import VerifyModel
@@ -25,12 +26,14 @@ struct DecodedDocument: StageValue {
 /// Reads each image and decodes it at the scanner's first-pass size: a corrupt image fails here.
 struct DecodeStage: Sendable {
     let scanner: BarcodeScanner.Configuration
+    /// Where paths named by stream lines may be read (`--allow-path`, `ingest.allowedPaths`).
+    let allowedPaths: FileConfinement
 
     func callAsFunction(_ job: DocumentJob) throws(DocumentFailure) -> DecodedDocument {
         let decoder = ImageDecoder(configuration: scanner.decoder)
         var document = DecodedDocument(job: job, images: [:], capture: CaptureInfo())
         for (role, source) in job.images.sorted(by: { $0.key < $1.key }) {
-            let bytes: [UInt8]
+            let bytes: [UInt8], image: GrayImage
             switch source {
             case .inline(let data):
                 bytes = data
@@ -38,19 +41,37 @@ struct DecodeStage: Sendable {
                 do {
                     bytes = try ImageFile.read(path)
                 } catch {
-                    throw DocumentFailure(error, context: "\(role.rawValue) image \(path)")
+                    throw DocumentFailure(error, context: "\(role.rawValue) image \(URL(fileURLWithPath: path).lastPathComponent)")
                 }
+            case .named(let path, let key):
+                // Missing, unreadable, outside, not a file and not an image all end here alike.
+                guard !allowedPaths.roots.isEmpty else {
+                    throw DocumentFailure(.documentCaptureError, "'\(key)' names a file, and no directory is allowed: "
+                                          + "give --allow-path DIR or ingest.allowedPaths, or send the image inline")
+                }
+                let unusable = DocumentFailure(.documentCaptureError, "'\(key)' does not name a readable image inside the allowed directories")
+                guard let resolved = allowedPaths.resolve(path), let read = try? ImageFile.read(resolved),
+                      let decoded = try? decoder.decode(read, targetPixels: scanner.firstPassPixels) else {
+                    throw unusable
+                }
+                document.add(role, bytes: read, image: decoded)
+                continue
             }
-            let image: GrayImage
             do {
                 image = try decoder.decode(bytes, targetPixels: scanner.firstPassPixels)
             } catch {
                 throw DocumentFailure(error, context: "\(role.rawValue) image")
             }
-            document.images[role] = DecodedImage(bytes: bytes, firstPass: image)
-            document.capture.imageSizes.append("\(image.sourceWidth)x\(image.sourceHeight)")
-            if document.capture.camera == nil { document.capture.camera = CameraInfo(jpeg: bytes) }
+            document.add(role, bytes: bytes, image: image)
         }
         return document
+    }
+}
+
+extension DecodedDocument {
+    mutating func add(_ role: ImageRole, bytes: [UInt8], image: GrayImage) {
+        images[role] = DecodedImage(bytes: bytes, firstPass: image)
+        capture.imageSizes.append("\(image.sourceWidth)x\(image.sourceHeight)")
+        if capture.camera == nil { capture.camera = CameraInfo(jpeg: bytes) }
     }
 }

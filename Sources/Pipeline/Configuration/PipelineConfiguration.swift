@@ -1,5 +1,6 @@
 import BarcodeScanning
 import Foundation
+import ImageDecoding
 import Protect
 import VerifyModel
 import Yams
@@ -62,6 +63,10 @@ public struct PipelineConfiguration: Sendable, Equatable {
     /// A government-id back must carry a readable PDF417 (when PDF417 is enabled).
     public var requireBackBarcode = true
     public var maxPixels = 100_000_000
+    /// Directories whose files stream lines may name (`frontImagePath`...); with none, such paths are refused.
+    public var allowedPaths: [String] = []
+    /// An NDJSON line longer than this is answered with an error line, without being held in memory.
+    public var maxLineBytes = 64 << 20
     public var protect = ProtectConfiguration()
     public var submitter = Submitter()
 
@@ -80,10 +85,10 @@ extension PipelineConfiguration {
     /// Reads a pipeline file.
     public init(contentsOf url: URL) throws(ConfigurationError) {
         let text: String
-        do {
-            text = try String(contentsOf: url, encoding: .utf8)
+        do throws(BoundedFile.ReadError) {
+            text = try BoundedFile.readText(FileConfinement.resolve(url.path) ?? url.path, limit: TextInput.maxBytes)
         } catch {
-            throw ConfigurationError("cannot read the pipeline file \(url.path): \(error.localizedDescription)")
+            throw ConfigurationError("cannot read the pipeline file \(url.path): \(error.message)")
         }
         try self.init(yaml: text, name: url.lastPathComponent)
     }
@@ -99,7 +104,7 @@ extension PipelineConfiguration {
         }
         guard let root else { return }
         let top = try Section(root, path: "", file: file)
-        try top.only(["name", "policy", "stages", "scan", "protect", "submitter"])
+        try top.only(["name", "policy", "ingest", "stages", "scan", "protect", "submitter"])
         if let value = try top.string("name") { name = value }
 
         if let policy = try top.section("policy") {
@@ -122,12 +127,21 @@ extension PipelineConfiguration {
                 self.documents = documents
             }
             if let lifetime = try policy.string("transactionLifetime") {
-                guard let seconds = Self.duration(lifetime), seconds > 0 else {
-                    throw policy.error("transactionLifetime", "must be a duration such as 90s, 30m, 12h or 7d, not '\(lifetime)'")
+                guard let seconds = Self.duration(lifetime), Self.lifetimes.contains(seconds) else {
+                    throw policy.error("transactionLifetime", "must be a duration from 1s to 365d such as 90s, 30m, 12h or 7d")
                 }
                 transactionLifetime = seconds
             }
             if let value = try policy.bool("failExpiredId") { failExpiredId = value }
+        }
+
+        if let ingest = try top.section("ingest") {
+            try ingest.only(["allowedPaths", "maxLineBytes"])
+            if let paths = try ingest.strings("allowedPaths") {
+                guard !paths.contains(where: \.isEmpty) else { throw ingest.error("allowedPaths", "must not hold an empty path") }
+                allowedPaths = paths
+            }
+            if let value = try ingest.int("maxLineBytes", in: 1024...(1 << 30)) { maxLineBytes = value }
         }
 
         if let stages = try top.section("stages") {
@@ -189,10 +203,7 @@ extension PipelineConfiguration {
                 submitter.endpoint = url
             }
             submitter.tokenEnv = try section.string("tokenEnv")
-            if let timeout = try section.double("timeoutSeconds") {
-                guard timeout > 0 else { throw section.error("timeoutSeconds", "must be positive") }
-                submitter.timeoutSeconds = timeout
-            }
+            if let timeout = try section.double("timeoutSeconds", in: 0.1...3600) { submitter.timeoutSeconds = timeout }
             if let retry = try section.section("retry") {
                 try retry.only(["maxAttempts", "initialBackoffMs", "maxBackoffMs"])
                 if let value = try retry.int("maxAttempts", in: 1...100) { submitter.retry.maxAttempts = value }
@@ -206,12 +217,16 @@ extension PipelineConfiguration {
         }
     }
 
-    /// `90s`, `30m`, `12h`, `7d`, or plain seconds.
+    /// The transaction lifetimes a pipeline may set: from a second to a year.
+    static let lifetimes: ClosedRange<TimeInterval> = 1...(365 * 86_400)
+
+    /// `90s`, `30m`, `12h`, `7d`, or plain seconds; nil for anything else, infinities and NaN included.
     static func duration(_ text: String) -> TimeInterval? {
         let text = text.trimmingCharacters(in: .whitespaces)
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        if let unit = text.last, let scale = units[unit], let value = Double(text.dropLast()) { return value * scale }
-        return Double(text)
+        let value: Double? = if let unit = text.last, let scale = units[unit] { Double(text.dropLast()).map { $0 * scale } } else { Double(text) }
+        guard let value, value.isFinite else { return nil }
+        return value
     }
 }
 
@@ -274,9 +289,11 @@ private struct Section {
         return value
     }
 
-    func double(_ key: String) throws(ConfigurationError) -> Double? {
+    func double(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
         guard let text = try string(key) else { return nil }
-        guard let value = Double(text) else { throw error(key, "must be a number, not '\(text)'") }
+        guard let value = Double(text), range.contains(value) else {
+            throw error(key, "must be a number from \(range.lowerBound.formatted()) to \(range.upperBound.formatted())")
+        }
         return value
     }
 

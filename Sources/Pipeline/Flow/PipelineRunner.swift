@@ -1,6 +1,7 @@
 import AsyncAlgorithms
 import BarcodeScanning
 import Foundation
+import ImageDecoding
 import Logging
 import Protect
 import Submission
@@ -93,7 +94,7 @@ public struct PipelineRunner: Sendable {
 
         let line = Line(
             intake: Intake(configuration: configuration, store: store, touched: touched, inputEnds: inputEnds, logger: logger, now: now),
-            decode: DecodeStage(scanner: scannerConfiguration),
+            decode: DecodeStage(scanner: scannerConfiguration, allowedPaths: FileConfinement(directories: configuration.allowedPaths)),
             scan: ScanStage(symbologies: configuration.symbologies, resolver: QRResolver()),
             parse: ParseStage(configuration: configuration, now: now),
             track: TrackStage(configuration: configuration, store: store, touched: touched, signals: signals, risk: risk,
