@@ -77,10 +77,29 @@ struct ConfigurationTests {
         ("submitter:\n  kind: carrier-pigeon\n", "'submitter.kind' must be local or http"),
         ("policy: [1, 2]\n", "'policy' must be a mapping"),
         ("name: [unclosed\n", "is not valid YAML"),
+        // Every number has a range: out of it, the key is named and nothing crashes.
+        ("submitter:\n  timeoutSeconds: 1e300\n", "'submitter.timeoutSeconds' must be a number from 0.1 to 3,600"),
+        ("submitter:\n  timeoutSeconds: .nan\n", "'submitter.timeoutSeconds' must be a number from 0.1 to 3,600"),
+        ("submitter:\n  timeoutSeconds: 0\n", "'submitter.timeoutSeconds' must be a number from 0.1 to 3,600"),
+        ("policy:\n  transactionLifetime: infs\n", "'policy.transactionLifetime' must be a duration from 1s to 365d"),
+        ("policy:\n  transactionLifetime: nanm\n", "'policy.transactionLifetime' must be a duration from 1s to 365d"),
+        ("policy:\n  transactionLifetime: 400d\n", "'policy.transactionLifetime' must be a duration from 1s to 365d"),
+        ("ingest:\n  maxLineBytes: 10\n", "'ingest.maxLineBytes' must be a whole number from 1024 to 1073741824"),
+        ("ingest:\n  allowedPaths: /tmp\n", "'ingest.allowedPaths' must be a list"),
+        ("ingest:\n  directories: [/tmp]\n", "'ingest.directories' is not a known key"),
+        ("stages:\n  submit: {queue: 99999999999999999999}\n", "'stages.submit.queue' must be a whole number from 1 to 100000"),
+        ("submitter:\n  retry: {maxAttempts: -1}\n", "'submitter.retry.maxAttempts' must be a whole number from 1 to 100"),
     ])
     func refused(_ yaml: String, _ message: String) {
         let error = #expect(throws: ConfigurationError.self) { try PipelineConfiguration(yaml: yaml, name: "p.yaml") }
         #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("the ingest section: allowed paths and the line limit")
+    func ingest() throws {
+        let configuration = try PipelineConfiguration(yaml: "ingest:\n  allowedPaths: [/srv/captures, /mnt/scans]\n  maxLineBytes: 2048\n")
+        #expect(configuration.allowedPaths == ["/srv/captures", "/mnt/scans"] && configuration.maxLineBytes == 2048)
+        #expect(PipelineConfiguration().allowedPaths.isEmpty && PipelineConfiguration().maxLineBytes == 64 << 20)
     }
 
     @Test("durations", arguments: [("90s", 90.0), ("30m", 1800), ("12h", 43_200), ("7d", 604_800), ("45", 45)])
