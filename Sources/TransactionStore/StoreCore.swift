@@ -85,7 +85,9 @@ struct StoreCore<Rows: StoreRows>: Sendable {
     /// How often a decision is retried against writers that keep moving the transaction on.
     static var maximumAttempts: Int { 64 }
 
+    /// A transaction this process has seen is checked against its memory, without a round trip.
     func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
+        if let known = recent[new.id]?.transaction { return try Self.sameCode(known, new) }
         let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
         let opened: StoredTransaction
         switch try await rows.insert(new, state: state) {
@@ -99,7 +101,14 @@ struct StoreCore<Rows: StoreRows>: Sendable {
             opened = created.transaction
         }
         recent.remember(opened)
-        return opened
+        return try Self.sameCode(opened, new)
+    }
+
+    /// A QR for a known transaction must carry the code it was opened with: anyone who saw a transaction's id
+    /// could otherwise add documents to it.
+    static func sameCode(_ transaction: StoredTransaction, _ new: NewTransaction) throws(StoreError) -> StoredTransaction {
+        guard transaction.verificationCode == new.verificationCode else { throw .verificationCodeMismatch(new.id) }
+        return transaction
     }
 
     /// Always reads: whether the document is recorded is part of the decision.

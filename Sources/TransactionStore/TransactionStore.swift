@@ -128,6 +128,8 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
     /// The model refused the move; nothing was written.
     case transition(TransitionError)
     case unknownTransaction(String)
+    /// A QR names a known transaction with another verification code.
+    case verificationCodeMismatch(String)
     case unknownDocument(String)
     /// The store cannot be opened or created (a configuration error).
     case cannotOpen(String)
@@ -141,6 +143,7 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
         switch self {
         case .transition(let error): error.description
         case .unknownTransaction(let id): "no transaction '\(id)' in the store"
+        case .verificationCodeMismatch(let id): "the QR's verification code is not the one transaction '\(id)' was opened with"
         case .unknownDocument(let id): "no document '\(id)' in the store"
         case .cannotOpen(let reason): "cannot open the store: \(reason)"
         case .newerSchema(let location): "the store at \(location) was written by a newer verify-pipeline; upgrade to read it"
@@ -153,7 +156,7 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
     public var failureCode: FailureCode {
         switch self {
         case .transition(let error): error.failureCode
-        case .unknownTransaction: .document(.initiateDocumentTransactionError)
+        case .unknownTransaction, .verificationCodeMismatch: .document(.initiateDocumentTransactionError)
         default: .document(.submissionError)
         }
     }
@@ -165,7 +168,8 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
 /// Every status change goes through `TransactionState.applying` and is written with its history rows in one
 /// database transaction. SQLite is the embedded default; the protocol leaves room for a shared server store.
 public protocol TransactionStore: Sendable {
-    /// Creates the transaction, or returns it unchanged when it exists.
+    /// Creates the transaction, or returns it unchanged when it exists with the same verification code; another
+    /// code is refused (`verificationCodeMismatch`).
     func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction
     /// Stores a new document and moves its type to COLLECTED; a document id seen before changes nothing.
     func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome

@@ -35,7 +35,7 @@ public enum FailureCode: Sendable, Hashable, Codable, CustomStringConvertible {
     public var rawValue: String {
         switch self {
         case .document(let code): code.rawValue
-        case .qr(let code): code.rawValue
+        case .qr(let error): error.code
         }
     }
 
@@ -45,7 +45,7 @@ public enum FailureCode: Sendable, Hashable, Codable, CustomStringConvertible {
         let text = try decoder.singleValueContainer().decode(String.self)
         if let code = DocumentSubmissionErrorCode(rawValue: text) {
             self = .document(code)
-        } else if let code = QRError(rawValue: text) {
+        } else if let code = QRError(code: text) {
             self = .qr(code)
         } else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown failure code"))

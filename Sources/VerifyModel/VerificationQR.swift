@@ -1,7 +1,7 @@
 import Foundation
 
-/// The SDK's `QRError` codes (SPEC §2).
-public enum QRError: String, Error, Sendable, CaseIterable, CustomStringConvertible {
+/// Why a verification QR was refused. `code` is one of the SDK's five `QRError` codes (SPEC §2).
+public enum QRError: Error, Sendable, CaseIterable, CustomStringConvertible {
     /// Not a URL, or a URL that is not a verification QR.
     case invalidQR
     /// A URL whose parts cannot be read (bad percent-escapes, a malformed `url` item).
@@ -10,6 +10,26 @@ public enum QRError: String, Error, Sendable, CaseIterable, CustomStringConverti
     case missingQueryItems
     case missingVerificationCode
     case missingTransactionId
+    /// A `txnid` or `code` outside the safe set (`VerificationQR.isSafeIdentifier`): it would reach URLs, logs
+    /// and terminals. Its code is `invalidQR`.
+    case unsafeIdentifier
+
+    /// The SDK's code, as results print it.
+    public var code: String {
+        switch self {
+        case .invalidQR, .unsafeIdentifier: "invalidQR"
+        case .unableToParse: "unableToParse"
+        case .missingQueryItems: "missingQueryItems"
+        case .missingVerificationCode: "missingVerificationCode"
+        case .missingTransactionId: "missingTransactionId"
+        }
+    }
+
+    /// The refusal a code names (for `invalidQR`, the general one).
+    public init?(code: String) {
+        guard let error = Self.allCases.first(where: { $0.code == code }) else { return nil }
+        self = error
+    }
 
     public var description: String {
         switch self {
@@ -18,6 +38,7 @@ public enum QRError: String, Error, Sendable, CaseIterable, CustomStringConverti
         case .missingQueryItems: "the verification URL has no query items"
         case .missingVerificationCode: "the verification URL has no 'code'"
         case .missingTransactionId: "the verification URL has no 'txnid'"
+        case .unsafeIdentifier: "the verification URL's 'txnid' or 'code' is not 1 to 128 of A-Z a-z 0-9 . _ : -"
         }
     }
 }
@@ -59,6 +80,7 @@ public struct VerificationQR: Sendable, Equatable, Codable {
         if transactionId == nil, code == nil { throw .invalidQR }
         guard let transactionId else { throw .missingTransactionId }
         guard let code else { throw .missingVerificationCode }
+        guard Self.isSafeIdentifier(transactionId), Self.isSafeIdentifier(code) else { throw .unsafeIdentifier }
 
         var apiBase: URL?
         if let base = value("url") {
@@ -74,5 +96,20 @@ public struct VerificationQR: Sendable, Equatable, Codable {
         }
         self.init(transactionId: transactionId, verificationCode: code, apiBase: apiBase,
                   envId: value("envId") ?? pathEnv, source: value("source"))
+    }
+}
+
+extension VerificationQR {
+    /// Transaction ids and verification codes are 1 to 128 of `A-Z a-z 0-9 . _ : -`: safe in a URL path, a log
+    /// line and a terminal, and never `..` alone.
+    public static func isSafeIdentifier(_ text: String) -> Bool {
+        (1...128).contains(text.utf8.count) && text != "." && text != ".."
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                     UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "-"): true
+                default: false
+                }
+            }
     }
 }

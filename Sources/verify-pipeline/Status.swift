@@ -89,7 +89,7 @@ enum StatusFormat {
         for step in report.history {
             lines.append("    \(Timestamp.string(step.at))  \(pad(step.documentType?.rawValue ?? "transaction", 14)) \(step.from) -> \(step.to)  (\(step.reason))")
         }
-        return lines.joined(separator: "\n")
+        return lines.map(\.escapingControls).joined(separator: "\n")
     }
 
     static func text(_ summaries: [TransactionSummary]) -> String {
@@ -99,7 +99,7 @@ enum StatusFormat {
             let documents = summary.documents.keys.sorted().map { "\($0.rawValue)=\(summary.documents[$0]!.rawValue)" }.joined(separator: " ")
             lines.append("\(pad(summary.id, 28)) \(pad(summary.status.rawValue, 12)) \(pad(documents, 44))  \(Timestamp.string(summary.updatedAt))")
         }
-        return lines.joined(separator: "\n")
+        return lines.map(\.escapingControls).joined(separator: "\n")
     }
 
     /// The Protect view of a transaction: its payload decoded, its behavioural data and its risk evaluation.
@@ -114,8 +114,8 @@ enum StatusFormat {
         let options: JSONSerialization.WritingOptions = json ? [.sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         // An object of strings and parsed JSON always serialises.
         let text = (try? JSONSerialization.data(withJSONObject: object, options: options)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        if json || transaction.signals != nil { return text }
-        return "Transaction \(transaction.id) has no Protect signals (protect is not enabled in its pipeline)."
+        if json || transaction.signals != nil { return text } // JSON escapes every control character itself
+        return "Transaction \(transaction.id) has no Protect signals (protect is not enabled in its pipeline).".escapingControls
     }
 
     private static func jsonObject(_ value: (some Encodable)?) -> Any? {

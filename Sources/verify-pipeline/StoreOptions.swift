@@ -47,6 +47,24 @@ extension StoreOptions {
 /// Where commands print what is not their result.
 enum CommandOutput {
     static func fail(_ message: String) {
-        FileHandle.standardError.write(Data("verify-pipeline: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("verify-pipeline: \(message.escapingControls)\n".utf8))
+    }
+}
+
+extension String {
+    /// For a terminal: control characters (C0, DEL, C1) and bidirectional overrides become visible `\u{..}`
+    /// escapes, so that stored text (a folder's name, a reason) cannot move the cursor, clear the screen or
+    /// reorder what is shown. Line breaks between lines are the caller's.
+    var escapingControls: String {
+        var escaped = ""
+        for scalar in unicodeScalars {
+            let value = scalar.value
+            if value < 0x20 || (0x7F...0x9F).contains(value) || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) {
+                escaped += "\\u{" + String(value, radix: 16, uppercase: true) + "}"
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 }

@@ -142,6 +142,22 @@ struct RunnerTests {
         try input.fileHandleForWriting.close()
     }
 
+    @Test("a second QR for a known transaction with another verification code is refused; nothing is submitted for it")
+    func verificationCodeMismatch() async throws {
+        let store = try Self.freshStore()
+        let input = try Self.pipe([
+            #"{"id":"a","qr":"\#(Self.qr("t-1", code: "C1"))","type":"EMAIL","email":"a@example.com"}"#,
+            #"{"id":"b","qr":"\#(Self.qr("t-1", code: "FORGED"))","type":"PHONE","phone":"+1 555 0100"}"#,
+        ])
+        let runner = PipelineRunner(configuration: Self.configuration, store: store, submitter: LocalSubmitter(), logger: Logger(label: "test"))
+        let emitted = Emitted()
+        _ = try await runner.run(.lines(fileDescriptor: input.fileHandleForReading.fileDescriptor), stop: StopSignal(), emit: emitted.emit)
+        let outcomes = emitted.sorted
+        #expect(outcomes.map { $0.failure?.code.rawValue } == [nil, "initiateDocumentTransactionError"])
+        #expect(outcomes[1].failure?.message == "the QR's verification code is not the one transaction 't-1' was opened with")
+        #expect(try await store.transaction(id: "t-1")?.state.documents[.phone] == .optional, "the phone was not collected")
+    }
+
     @Test("a folder that is not there fails the run, before anything is read")
     func missingFolder() async throws {
         let runner = PipelineRunner(configuration: Self.configuration, store: try Self.freshStore(), submitter: LocalSubmitter(),

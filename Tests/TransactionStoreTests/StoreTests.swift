@@ -149,6 +149,25 @@ struct StoreTests {
         }
     }
 
+    @Test("a QR naming a known transaction with another verification code is refused, remembered or not", arguments: StoreKind.allCases)
+    func verificationCodeMismatch(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, location in
+            _ = try await store.openTransaction(newTransaction("t1"))
+            var forged = newTransaction("t1")
+            forged.verificationCode = "000000"
+            let other = forged
+            await #expect(throws: StoreError.verificationCodeMismatch("t1")) { _ = try await store.openTransaction(other) }
+            // Another process, which has never seen t1, reads it from the store and refuses the same.
+            try await location.withStore(create: false) { fresh in
+                await #expect(throws: StoreError.verificationCodeMismatch("t1")) { _ = try await fresh.openTransaction(other) }
+                let reopened = try await fresh.openTransaction(newTransaction("t1"))
+                #expect(reopened.verificationCode == "417203")
+            }
+            #expect(StoreError.verificationCodeMismatch("t1").failureCode == .document(.initiateDocumentTransactionError))
+            #expect(!StoreError.verificationCodeMismatch("t1").message.contains("000000") && !StoreError.verificationCodeMismatch("t1").message.contains("417203"))
+        }
+    }
+
     @Test("a submission's end moves only its own document, of its own type", arguments: StoreKind.allCases)
     func submissionOwnership(_ kind: StoreKind) async throws {
         try await kind.withFreshStore { store, _ in

@@ -33,14 +33,32 @@ struct VerificationQRTests {
         ("https://api.pingone.com/v1/idValidations/webVerifications?txnid=abc", .missingVerificationCode),
         ("https://api.pingone.com/v1/idValidations/webVerifications?txnid=abc&code=", .missingVerificationCode),
         ("https://api.pingone.com/v1/idValidations/webVerifications?code=123456", .missingTransactionId),
+        // Identifiers that would reach URLs, logs and terminals: 1 to 128 of A-Z a-z 0-9 . _ : -
+        ("https://api.pingone.com/v1/x?txnid=%1B%5B2J&code=1", .unsafeIdentifier),
+        ("https://api.pingone.com/v1/x?txnid=..%2F..%2Fadmin&code=1", .unsafeIdentifier),
+        ("https://api.pingone.com/v1/x?txnid=..&code=1", .unsafeIdentifier),
+        ("https://api.pingone.com/v1/x?txnid=a%2Fb&code=1", .unsafeIdentifier),
+        ("https://api.pingone.com/v1/x?txnid=t1&code=12%0A34", .unsafeIdentifier),
+        ("https://api.pingone.com/v1/x?txnid=\(String(repeating: "a", count: 129))&code=1", .unsafeIdentifier),
+        ("https://api.pingone.com/v1/x?txnid=t%C3%A9&code=1", .unsafeIdentifier),
     ])
     func errors(_ text: String, _ expected: QRError) {
         let error = #expect(throws: QRError.self) { try VerificationQR(parsing: text) }
         #expect(error == expected)
     }
 
-    @Test("every QRError code is produced by some input above")
+    @Test("every QRError code is produced by some input above; an unsafe identifier is an invalidQR")
     func allCodesCovered() {
-        #expect(QRError.allCases.count == 5)
+        #expect(Set(QRError.allCases.map(\.code)) == ["invalidQR", "unableToParse", "missingQueryItems", "missingVerificationCode",
+                                                      "missingTransactionId"])
+        #expect(FailureCode.qr(.unsafeIdentifier).rawValue == "invalidQR")
+        #expect(QRError.unsafeIdentifier.description == "the verification URL's 'txnid' or 'code' is not 1 to 128 of A-Z a-z 0-9 . _ : -")
+    }
+
+    @Test("the longest and the odd but safe identifiers are accepted")
+    func safeIdentifiers() throws {
+        let id = "Ab0._:-" + String(repeating: "z", count: 121)
+        let qr = try VerificationQR(parsing: "https://api.pingone.com/v1/x?txnid=\(id)&code=a.b")
+        #expect(qr.transactionId == id && qr.verificationCode == "a.b")
     }
 }

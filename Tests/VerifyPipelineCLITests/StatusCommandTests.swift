@@ -29,6 +29,29 @@ struct StatusCommandTests {
         return (folder, path)
     }
 
+    @Test("control characters stored in a source or a reason are shown escaped, never sent to the terminal")
+    func escapesControlCharacters() async throws {
+        let folder = try temporaryFolder("status-escape")
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let store = try SQLiteTransactionStore(path: path)
+        let t0 = Date(timeIntervalSince1970: 1_795_305_600)
+        _ = try await store.openTransaction(NewTransaction(id: "txn-escape", verificationCode: "1", policy: [.selfie: .required],
+                                                           createdAt: t0, expiresAt: t0.addingTimeInterval(1800)))
+        _ = try await store.collect(DocumentRecord(id: "doc-e", transactionId: "txn-escape", type: .selfie, fields: DocumentFields(),
+                                                   source: "batch/\u{1B}[2J\u{1B}[H\u{202E}gpj.exe/selfie.jpg", contentHash: "h",
+                                                   createdAt: t0), at: t0)
+        _ = try await store.apply(.reject, to: .selfie, of: "txn-escape", reason: "bell\u{07} and\rreturn", at: t0)
+        let outcome = try await CLIRunner.run(["status", "txn-escape", "--store", "sqlite:\(path)"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let bytes = Array(outcome.stdout.utf8)
+        #expect(!bytes.contains(0x1B) && !bytes.contains(0x07) && !bytes.contains(0x0D) && !outcome.stdout.contains("\u{202E}"))
+        #expect(outcome.stdout.contains("batch/\\u{1B}[2J\\u{1B}[H\\u{202E}gpj.exe/selfie.jpg"))
+        #expect(outcome.stdout.contains("(bell\\u{7} and\\u{D}return)"))
+        // Listing too; and an id typed on the command line is escaped in the error line.
+        let missing = try await CLIRunner.run(["status", "no\u{1B}[2Jpe", "--store", "sqlite:\(path)"])
+        #expect(missing.status == 1 && missing.stderr.contains("no transaction 'no\\u{1B}[2Jpe' in the store"))
+    }
+
     @Test("one transaction as text: statuses, timestamps, documents, history; no personal data")
     func text() async throws {
         let (folder, path) = try await Self.makeStore()

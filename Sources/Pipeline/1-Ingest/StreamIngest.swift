@@ -96,6 +96,9 @@ enum StreamLine {
                                               failure: DocumentFailure(error, context: "'qr'")))
             }
         } else if let transactionId = object["transactionId"] as? String, !transactionId.isEmpty {
+            guard VerificationQR.isSafeIdentifier(transactionId) else {
+                return fail(.initiateDocumentTransactionError, "'transactionId' is not 1 to 128 of A-Z a-z 0-9 . _ : -", type: type)
+            }
             identity = .known(transactionId)
         } else {
             return fail(.initiateDocumentTransactionError, "the line has neither 'qr' nor 'transactionId'", type: type)

@@ -61,10 +61,11 @@ struct TrackStage: Sendable {
         }
     }
 
-    /// Transactions named by QR text were opened at ingest; one read from an image is opened here, once per run.
-    /// Anything else must exist already: collect and apply refuse an unknown transaction.
+    /// Transactions named by QR text were opened at ingest; one read from an image is opened here (the store
+    /// checks its verification code against the one it was opened with). Anything else must exist already:
+    /// collect and apply refuse an unknown transaction.
     private func open(_ reference: TransactionReference, job: DocumentJob, at time: Date) async throws(StoreError) {
-        if case .read(let qr) = reference, await !touched.contains(qr.transactionId) {
+        if case .read(let qr) = reference {
             _ = try await store.openTransaction(job.newTransaction(qr, configuration: configuration, now: time))
         }
         await touched.add(reference.id)
@@ -115,7 +116,4 @@ actor TouchedTransactions {
         if seen.insert(id).inserted { ids.append(id) }
     }
 
-    func contains(_ id: String) -> Bool {
-        seen.contains(id)
-    }
 }
