@@ -77,6 +77,7 @@ struct HTTPSubmitterUnitTests {
         let cancelled = ContinuousClock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(ContinuousClock.now - cancelled < .seconds(2))
+        // Against a 120 s timeout: seconds at most, however busy the machine running the suite is.
+        #expect(ContinuousClock.now - cancelled < .seconds(10))
     }
 }
