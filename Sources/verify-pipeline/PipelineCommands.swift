@@ -130,7 +130,12 @@ struct PipelineOptions: ParsableArguments {
             logger.notice("the run was cut short", metadata: ["reason": "\(error)"])
         }
         progress?.finish()
-        await output.close()
+        do {
+            try await output.finish()
+        } catch {
+            CommandOutput.fail(error.description)
+            throw ExitCode(2)
+        }
         guard let summary = service.summary else {
             CommandOutput.fail(service.inputFailure ?? "the run did not finish")
             throw ExitCode(2)
@@ -204,7 +209,8 @@ extension VerifyPipeline {
         @Argument(help: "The batch folder.")
         var folder: String
 
-        @Option(help: ArgumentHelp("Write the NDJSON results to this file instead of stdout.", valueName: "file"))
+        @Option(help: ArgumentHelp("Write the NDJSON results to this file (a regular file, replaced when the run ends) instead of stdout; - is stdout.",
+                                   valueName: "file"))
         var output: String?
 
         @OptionGroup var options: PipelineOptions
@@ -218,11 +224,17 @@ extension VerifyPipeline {
             do {
                 writer = try OutputWriter(path: output)
             } catch {
-                CommandOutput.fail("cannot write \(output ?? "stdout"): \(error.localizedDescription)")
+                CommandOutput.fail(error.description)
                 throw ExitCode(2)
             }
-            let summary = try await options.execute(.folder(URL(fileURLWithPath: folder)), output: writer,
+            let summary: RunSummary
+            do {
+                summary = try await options.execute(.folder(URL(fileURLWithPath: folder)), output: writer,
                                                     showProgress: isatty(STDERR_FILENO) == 1)
+            } catch {
+                await writer.discard()
+                throw error
+            }
             FileHandle.standardError.write(Data((summary.line + "\n").utf8))
             if summary.failed > 0 { throw ExitCode(1) }
         }

@@ -35,6 +35,12 @@ extension VerifyPipeline {
                 FileHandle.standardError.write(Data("verify-pipeline: \(queued) documents queued in batch \(batch), \(refused.count) refused\n".utf8))
                 return refused.count
             }
+            do {
+                try await output.finish()
+            } catch {
+                CommandOutput.fail(error.description)
+                throw ExitCode(2)
+            }
             if refused > 0 { throw ExitCode(1) }
         }
     }

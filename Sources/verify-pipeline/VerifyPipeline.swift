@@ -14,6 +14,10 @@ struct VerifyPipeline: AsyncParsableCommand {
     /// SPEC §6: usage and configuration errors exit 2 with a one-line reason (ArgumentParser's default is 64).
     static func main() async {
         ImageMemory.mapLargeBuffers()
+        // A write past the file-size limit (ulimit -f) or to a closed pipe is an error the writer reports, with
+        // exit 2, instead of a signal that kills the process mid-line.
+        signal(SIGXFSZ, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
         // The one place logging is set up: libraries only take the Logger they are given.
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         do {

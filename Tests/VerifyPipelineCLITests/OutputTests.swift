@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+/// `--output`: only a regular file is written, in place only once the run has ended; a write error is exit 2.
+@Suite("verify-pipeline run --output", .serialized)
+struct OutputTests {
+    static func leftovers(_ folder: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".") }
+    }
+
+    @Test("the results land in a 0600 file, renamed into place at the end; nothing is left beside it")
+    func regularFile() async throws {
+        let folder = try temporaryFolder("output-file")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("results.ndjson")
+        try Data("an earlier run's results\n".utf8).write(to: output)
+        let outcome = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
+                                               "--omit-images", "--output", output.path])
+        #expect(outcome.status == 1 && outcome.stdout.isEmpty, "\(outcome.stderr)")
+        let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 12 && lines.allSatisfy { $0.hasPrefix("{") })
+        let mode = try FileManager.default.attributesOfItem(atPath: output.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(try Self.leftovers(folder).isEmpty)
+        // `-` is standard output.
+        let dash = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
+                                            "--omit-images", "--output", "-"])
+        #expect(dash.lines.count == 12)
+    }
+
+    @Test("a FIFO, a symlink or a folder named by --output is refused with exit 2 and left as it was", arguments: ["fifo", "symlink", "folder"])
+    func notARegularFile(_ kind: String) async throws {
+        let folder = try temporaryFolder("output-\(kind)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("target").path, victim = folder.appendingPathComponent("victim.txt")
+        try Data("keep me\n".utf8).write(to: victim)
+        switch kind {
+        case "fifo": #expect(mkfifo(path, 0o600) == 0)
+        case "symlink": try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: victim.path)
+        default: try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        }
+        let outcome = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
+                                               "--output", path])
+        #expect(outcome.status == 2)
+        #expect(outcome.stderr == "verify-pipeline: \(path) exists and is not a regular file; it is left as it is\n")
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "keep me\n")
+        var status = stat()
+        #expect(lstat(path, &status) == 0)
+        let expected: mode_t = kind == "fifo" ? S_IFIFO : kind == "symlink" ? S_IFLNK : S_IFDIR
+        #expect(status.st_mode & S_IFMT == expected)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("s.sqlite").path), "refused before any work")
+    }
+
+    @Test("a write that fails (the file-size limit here, a full disk alike) ends the run with exit 2 and a clear line, not a signal")
+    func writeError() async throws {
+        let folder = try temporaryFolder("output-full")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("results.ndjson").path
+        // 1 MiB: room for the store (about 0.1 MB), not for the results with their images (about 1.7 MB).
+        let script = "ulimit -f 1024; exec \"$0\" run Samples/batch --store \"$1\" --output \"$2\""
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script, CLIRunner.executable.path, folder.appendingPathComponent("s.sqlite").path, output]
+        process.currentDirectoryURL = CLIRunner.root
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 2, "\(process.terminationReason) \(process.terminationStatus)")
+        #expect(stderr.contains("verify-pipeline: cannot write the results to \(output): File too large\n"), "\(stderr)")
+        let left = try Self.leftovers(folder)
+        #expect(!FileManager.default.fileExists(atPath: output) && left.isEmpty)
+    }
+}
