@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import VerifyModel
 
 /// The embedded store: one SQLite file in WAL mode through one GRDB `DatabasePool`.
@@ -11,8 +12,9 @@ public final class SQLiteTransactionStore: TransactionStore {
     private let recent = RecentTransactions()
     private var core: StoreCore<SQLiteTransactionStore> { StoreCore(rows: self, turns: turns, recent: recent) }
 
-    /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open.
-    public init(path: String, create: Bool = true) throws(StoreError) {
+    /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open. An existing
+    /// store that its group or others may read is tightened to 0600, with a warning.
+    public init(path: String, create: Bool = true, logger: Logger = Logger(label: "verify-pipeline.store")) throws(StoreError) {
         self.path = path
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists {
@@ -30,10 +32,28 @@ public final class SQLiteTransactionStore: TransactionStore {
             let superseded = try pool.read { db in try Self.migrator.hasBeenSuperseded(db) }
             if superseded { throw StoreError.newerSchema(path) }
             try Self.migrator.migrate(pool)
+            // Only once the file has shown itself a store: a file that is not one is left as it was.
+            if exists { Self.tightenPermissions(path, logger: logger) }
         } catch let error as StoreError {
             throw error
         } catch {
             throw .cannotOpen("\(path): \(Self.describe(error))")
+        }
+    }
+
+    /// Identity data: the store and its -wal and -shm files are for their owner only.
+    static func tightenPermissions(_ path: String, logger: Logger) {
+        for file in [path, path + "-wal", path + "-shm"] {
+            var status = stat()
+            guard stat(file, &status) == 0, status.st_mode & 0o077 != 0 else { continue }
+            let before = String(status.st_mode & 0o777, radix: 8)
+            if chmod(file, 0o600) == 0 {
+                logger.warning("the store file was readable beyond its owner; its mode is now 0600",
+                               metadata: ["store.file": "\(file)", "store.mode.before": "\(before)"])
+            } else {
+                logger.warning("the store file is readable beyond its owner and its mode cannot be changed",
+                               metadata: ["store.file": "\(file)", "store.mode": "\(before)", "error": "\(String(cString: strerror(errno)))"])
+            }
         }
     }
 

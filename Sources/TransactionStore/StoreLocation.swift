@@ -41,7 +41,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
                                        _ body: @escaping @Sendable (any TransactionStore) async throws -> T) async throws -> T {
         switch self {
         case .sqlite(let path):
-            return try await body(try SQLiteTransactionStore(path: path, create: create))
+            return try await body(try SQLiteTransactionStore(path: path, create: create, logger: logger))
         case .postgres(let location):
             return try await location.withStore(create: create, logger: logger, body)
         }

@@ -29,6 +29,22 @@ struct StatusCommandTests {
         return (folder, path)
     }
 
+    @Test("a store file readable by its group or others is tightened to 0600, with a warning")
+    func tightensPermissions() async throws {
+        let (folder, path) = try await Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(chmod(path, 0o644) == 0)
+        let outcome = try await CLIRunner.run(["status", "--store", "sqlite:\(path)"])
+        #expect(outcome.status == 0)
+        #expect(outcome.stderr.contains("warning") && outcome.stderr.contains("the store file was readable beyond its owner; its mode is now 0600"))
+        #expect(outcome.stderr.contains("store.mode.before=644"))
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        // Already tight: nothing to say.
+        let again = try await CLIRunner.run(["status", "--store", "sqlite:\(path)"])
+        #expect(!again.stderr.contains("warning"))
+    }
+
     @Test("control characters stored in a source or a reason are shown escaped, never sent to the terminal")
     func escapesControlCharacters() async throws {
         let folder = try temporaryFolder("status-escape")
