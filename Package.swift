@@ -1,6 +1,22 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// scripts/fuzz builds with VERIFY_PIPELINE_FUZZ=1 (in a build folder of its own): the fuzz harnesses link libFuzzer,
+// and the code they reach is compiled with coverage and AddressSanitizer (with LeakSanitizer); the C shims also with
+// UndefinedBehaviorSanitizer, trapping (Swift has no UBSan on Linux: it traps on overflow and bounds itself).
+let fuzzing = Context.environment["VERIFY_PIPELINE_FUZZ"] == "1"
+let sanitizers = "-sanitize=fuzzer,address"
+let fuzzedSwift: [SwiftSetting] = fuzzing ? [.unsafeFlags([sanitizers])] : []
+let fuzzedC: [CSetting] = fuzzing ? [.unsafeFlags(["-fsanitize=fuzzer-no-link,address,undefined", "-fsanitize-trap=undefined"])] : []
+let harnessSwift: [SwiftSetting] = fuzzing ? [.define("FUZZING"), .unsafeFlags([sanitizers])] : []
+let harnessLink: [LinkerSetting] = fuzzing ? [.unsafeFlags([sanitizers, "-use-ld=lld"])] : []
+
+/// One libFuzzer harness per parser: Fuzz/fuzz-NAME/Harness.swift, its seed corpus in Fuzz/corpus/NAME.
+func harness(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .executableTarget(name: "fuzz-\(name)", dependencies: ["FuzzHarness"] + dependencies, path: "Fuzz/fuzz-\(name)",
+                      swiftSettings: harnessSwift, linkerSettings: harnessLink)
+}
+
 let package = Package(
     name: "verify-pipeline",
     platforms: [.macOS(.v15)],
@@ -26,15 +42,15 @@ let package = Package(
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         // setjmp/longjmp error handling for libjpeg and libpng has to live in C.
-        .target(name: "CImageCodecs", dependencies: ["CLibJPEG", "CLibPNG"]),
+        .target(name: "CImageCodecs", dependencies: ["CLibJPEG", "CLibPNG"], cSettings: fuzzedC),
         // A C API over zxing-cpp (C++), for PDF417 and as a fallback reader.
         .target(
             name: "CZXingShim",
             linkerSettings: [.linkedLibrary("ZXing"), .linkedLibrary("stdc++")]
         ),
 
-        .target(name: "VerifyModel"),
-        .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"]),
+        .target(name: "VerifyModel", swiftSettings: fuzzedSwift),
+        .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"], swiftSettings: fuzzedSwift),
         .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding", "VerifyModel"]),
         .target(
             name: "TransactionStore",
@@ -86,7 +102,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]
+            ],
+            swiftSettings: fuzzedSwift
         ),
         .executableTarget(
             name: "verify-pipeline",
@@ -153,6 +170,15 @@ let package = Package(
                 "verify-pipeline", "TransactionStore", "WorkQueues", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
             ]
         ),
+
+        // libFuzzer harnesses (scripts/fuzz); built plainly they replay files, e.g. a crash's reproducer.
+        .target(name: "FuzzHarness", path: "Fuzz/Harnesses", swiftSettings: harnessSwift),
+        harness("qr", ["VerifyModel"]),
+        harness("mrz", ["VerifyModel"]),
+        harness("aamva", ["VerifyModel"]),
+        harness("ndjson", ["Pipeline"]),
+        harness("pipeline-yaml", ["Pipeline"]),
+        harness("image", ["ImageDecoding"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17
