@@ -24,27 +24,29 @@ public struct AAMVARecord: Sendable, Equatable {
     public init(parsing text: String) throws(AAMVAError) {
         // Offsets count bytes of the ISO-8859-1 payload: one Unicode scalar each.
         let scalars = Array(text.unicodeScalars)
-        func slice(_ range: Range<Int>) -> String {
-            let bounded = max(0, min(range.lowerBound, scalars.count))..<max(0, min(range.upperBound, scalars.count))
-            return String(String.UnicodeScalarView(scalars[bounded]))
+        // Clamped before a Range is made: a directory's offsets come from the input, and a Range whose lower
+        // bound passes its upper one traps.
+        func slice(_ lower: Int, _ upper: Int) -> String {
+            let lower = max(0, min(lower, scalars.count)), upper = max(lower, min(upper, scalars.count))
+            return String(String.UnicodeScalarView(scalars[lower..<upper]))
         }
         guard scalars.first == "@" else {
             throw AAMVAError(message: "not AAMVA data: it does not start with the '@' compliance indicator")
         }
-        let head = slice(0..<min(scalars.count, 16))
+        let head = slice(0, 16)
         guard let marker = head.range(of: "ANSI ") ?? head.range(of: "AAMVA") else {
             throw AAMVAError(message: "not AAMVA data: no 'ANSI ' file type in the header")
         }
         var cursor = head.unicodeScalars.distance(from: head.unicodeScalars.startIndex, to: marker.upperBound.samePosition(in: head.unicodeScalars)!)
         func digits(_ count: Int, _ what: String) throws(AAMVAError) -> Int {
-            let text = slice(cursor..<(cursor + count))
+            let text = slice(cursor, cursor + count)
             guard text.count == count, let value = Int(text), text.allSatisfy(\.isASCII) else {
                 throw AAMVAError(message: "AAMVA header: \(what) is not \(count) digits")
             }
             cursor += count
             return value
         }
-        let iin = slice(cursor..<(cursor + 6))
+        let iin = slice(cursor, cursor + 6)
         guard iin.count == 6, iin.allSatisfy({ $0.isASCII && $0.isNumber }) else {
             throw AAMVAError(message: "AAMVA header: issuer identification number is not 6 digits")
         }
@@ -56,7 +58,7 @@ public struct AAMVARecord: Sendable, Equatable {
         guard entries >= 1 else { throw AAMVAError(message: "AAMVA header: no subfile entries") }
         var directory: [(type: String, offset: Int, length: Int)] = []
         for _ in 0..<entries {
-            let type = slice(cursor..<(cursor + 2))
+            let type = slice(cursor, cursor + 2)
             cursor += 2
             let offset = try digits(4, "a subfile offset"), length = try digits(4, "a subfile length")
             directory.append((type, offset, length))
@@ -67,13 +69,13 @@ public struct AAMVARecord: Sendable, Equatable {
         for entry in directory {
             // Trust the directory when it points at the subfile; many issuers' offsets are off, so search otherwise.
             var start = entry.offset
-            if slice(start..<(start + 2)) != entry.type {
-                let rest = slice(directoryEnd..<scalars.count)
+            if slice(start, start + 2) != entry.type {
+                let rest = slice(directoryEnd, scalars.count)
                 guard let found = rest.range(of: entry.type) else { continue }
                 start = directoryEnd + rest.unicodeScalars.distance(from: rest.unicodeScalars.startIndex,
                                                                     to: found.lowerBound.samePosition(in: rest.unicodeScalars)!)
             }
-            var body = slice((start + 2)..<scalars.count)
+            var body = slice(start + 2, scalars.count)
             if let terminator = body.firstIndex(of: "\r") { body = String(body[..<terminator]) }
             var elements: [String: String] = [:]
             for line in body.split(separator: "\n", omittingEmptySubsequences: true) {

@@ -125,9 +125,9 @@ struct InputTrustTests {
 
         let results = try FolderIngest(root: URL(fileURLWithPath: scratch.path("batch"))).jobs()
         #expect(Self.summary(results) == [
-            "a documentCaptureError: a/front.jpg resolves outside the batch folder",
+            "a/GOVERNMENT_ID documentCaptureError: a/front.jpg resolves outside the batch folder",
             "a/SELFIE ok",
-            "b documentCaptureError: b/mrz.txt resolves outside the batch folder",
+            "b/GOVERNMENT_ID documentCaptureError: b/mrz.txt resolves outside the batch folder",
             "b/EMAIL ok",
             "c documentCaptureError: c resolves outside the batch folder",
             "d/GOVERNMENT_ID ok",
@@ -154,7 +154,7 @@ struct InputTrustTests {
         try scratch.write("batch/c/fields.json", #"{"email": ""# + String(repeating: "a", count: 1 << 20) + #""}"#)
         let results = try FolderIngest(root: URL(fileURLWithPath: scratch.path("batch"))).jobs()
         #expect(Self.summary(results) == [
-            "a documentCaptureError: a/mrz.txt: the file is larger than the limit of 1048576 bytes",
+            "a/GOVERNMENT_ID documentCaptureError: a/mrz.txt: the file is larger than the limit of 1048576 bytes",
             "a/SELFIE ok",
             "b/SELFIE documentCaptureError: b/qr.txt: the file is larger than the limit of 1048576 bytes",
             "c/fields.json documentCaptureError: c/fields.json: the file is larger than the limit of 1048576 bytes",

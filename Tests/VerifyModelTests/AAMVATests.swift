@@ -127,6 +127,17 @@ struct AAMVATests {
         #expect(error?.message.isEmpty == false)
     }
 
+    @Test("a subfile offset past the end of the data is refused, not a trap (found by fuzz-aamva)")
+    func offsetPastTheEnd() throws {
+        let base64 = "QAoeDUFOU0kgNjM2MDAwMTEwOTA5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5NjM2MDAwNTU5OTk5MTEwOTA5ADk5OTk5OTk5OTk5OTk5OTA0NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1OTk5OQ=="
+        let text = String(decoding: try #require(Data(base64Encoded: base64)), as: UTF8.self)
+        let error = #expect(throws: AAMVAError.self) { try AAMVARecord(parsing: text) }
+        #expect(error?.message == "AAMVA data has no DL or ID subfile")
+        // The same with a DL subfile whose directory offset points past the end: the subfile is still found.
+        let past = Self.standardSample.replacingOccurrences(of: "DL00410278", with: "DL99990278")
+        #expect(try AAMVARecord(parsing: past).fields[.documentNumber] == "T64235789")
+    }
+
     @Test("impossible dates and unknown sex codes are refused", arguments: [("DBB", "13401990"), ("DBA", "2024"), ("DBC", "7")])
     func badElements(_ element: String, _ value: String) {
         let text = GeneratedAAMVA.build([("DAQ", "A1"), (element, value)])

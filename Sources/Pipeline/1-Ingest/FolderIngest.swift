@@ -94,7 +94,7 @@ struct FolderIngest {
 
         // The folder's documents are gathered first; whether they become jobs or failures depends on the identity.
         var results: [Result<DocumentJob, IngestFailure>] = []
-        var documents: [Result<DocumentJob, DocumentFailure>] = []
+        var documents: [(type: DocumentType, document: Result<DocumentJob, DocumentFailure>)] = []
         func draft(_ type: DocumentType) -> DocumentJob {
             var job = DocumentJob(sequence: 0, inputId: "\(name)/\(type.rawValue)", source: name, type: type,
                                   identity: .qrImage(group: name, candidates: []), inputGroup: name)
@@ -104,11 +104,11 @@ struct FolderIngest {
         var government = governmentDocument(front: file("front", images: true), back: file("back", images: true),
                                             mrz: file("mrz", images: false), draft: draft(.governmentId))
         if let selfie = file("selfie", images: true) {
-            documents.append(confined(selfie).map { path in
+            documents.append((.selfie, confined(selfie).map { path in
                 var document = draft(.selfie)
                 document.images[.selfie] = .file(path)
                 return document
-            })
+            }))
         }
         if let fieldsFile = file("fields", images: false) {
             switch text(fieldsFile, code: .invalidKeyMap).flatMap({ Self.capturedFields($0, name: fieldsFile.lastPathComponent) }) {
@@ -119,7 +119,7 @@ struct FolderIngest {
                     guard let value = captured[key] else { continue }
                     var document = draft(type)
                     document.captured[key] = value
-                    documents.append(.success(document))
+                    documents.append((type, .success(document)))
                 }
                 let rest = captured.filter { $0.key != .email && $0.key != .phone }
                 if !rest.isEmpty {
@@ -129,11 +129,11 @@ struct FolderIngest {
                 }
             }
         }
-        documents = [government].compactMap { $0 } + documents
+        if let government { documents.insert((.governmentId, government), at: 0) }
         if documents.isEmpty, results.isEmpty {
             return [failure(nil, name, DocumentFailure(.noDocumentToSubmitError, "\(name) holds no document (front, back, mrz.txt, selfie, fields.json)"))]
         }
-        for document in documents {
+        for (type, document) in documents {
             switch (document, identity, identityFailure) {
             case (.success(var document), .success(let identity), nil):
                 document.identity = identity
@@ -141,7 +141,7 @@ struct FolderIngest {
             case (.success(let document), _, let failed):
                 results.append(failure(document.type, document.source, failed ?? DocumentFailure(.initiateDocumentTransactionError, "\(name): no transaction")))
             case (.failure(let error), _, _):
-                results.append(failure(nil, name, error))
+                results.append(failure(type, name, error))
             }
         }
         return results
