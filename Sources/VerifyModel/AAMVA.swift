@@ -33,11 +33,17 @@ public struct AAMVARecord: Sendable, Equatable {
         guard scalars.first == "@" else {
             throw AAMVAError(message: "not AAMVA data: it does not start with the '@' compliance indicator")
         }
-        let head = slice(0, 16)
-        guard let marker = head.range(of: "ANSI ") ?? head.range(of: "AAMVA") else {
+        // Searched as scalars, by offset: String indices from a search are not offsets, and input with replaced
+        // (invalid) bytes made converting them trap.
+        func find(_ pattern: String, from start: Int, before end: Int) -> Int? {
+            let pattern = Array(pattern.unicodeScalars), end = min(end, scalars.count)
+            guard start >= 0, end - start >= pattern.count else { return nil }
+            return (start...(end - pattern.count)).first { scalars[$0..<($0 + pattern.count)].elementsEqual(pattern) }
+        }
+        guard let marker = find("ANSI ", from: 0, before: 16) ?? find("AAMVA", from: 0, before: 16) else {
             throw AAMVAError(message: "not AAMVA data: no 'ANSI ' file type in the header")
         }
-        var cursor = head.unicodeScalars.distance(from: head.unicodeScalars.startIndex, to: marker.upperBound.samePosition(in: head.unicodeScalars)!)
+        var cursor = marker + 5
         func digits(_ count: Int, _ what: String) throws(AAMVAError) -> Int {
             let text = slice(cursor, cursor + count)
             guard text.count == count, let value = Int(text), text.allSatisfy(\.isASCII) else {
@@ -70,10 +76,8 @@ public struct AAMVARecord: Sendable, Equatable {
             // Trust the directory when it points at the subfile; many issuers' offsets are off, so search otherwise.
             var start = entry.offset
             if slice(start, start + 2) != entry.type {
-                let rest = slice(directoryEnd, scalars.count)
-                guard let found = rest.range(of: entry.type) else { continue }
-                start = directoryEnd + rest.unicodeScalars.distance(from: rest.unicodeScalars.startIndex,
-                                                                    to: found.lowerBound.samePosition(in: rest.unicodeScalars)!)
+                guard !entry.type.isEmpty, let found = find(entry.type, from: directoryEnd, before: scalars.count) else { continue }
+                start = found
             }
             var body = slice(start + 2, scalars.count)
             if let terminator = body.firstIndex(of: "\r") { body = String(body[..<terminator]) }

@@ -127,12 +127,17 @@ struct AAMVATests {
         #expect(error?.message.isEmpty == false)
     }
 
-    @Test("a subfile offset past the end of the data is refused, not a trap (found by fuzz-aamva)")
+    @Test("offsets past the end and bytes that are not UTF-8 are refused, not traps (found by fuzz-aamva)")
     func offsetPastTheEnd() throws {
         let base64 = "QAoeDUFOU0kgNjM2MDAwMTEwOTA5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5NjM2MDAwNTU5OTk5MTEwOTA5ADk5OTk5OTk5OTk5OTk5OTA0NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1OTk5OQ=="
         let text = String(decoding: try #require(Data(base64Encoded: base64)), as: UTF8.self)
         let error = #expect(throws: AAMVAError.self) { try AAMVARecord(parsing: text) }
         #expect(error?.message == "AAMVA data has no DL or ID subfile")
+        // A byte that is not UTF-8 (replaced on decoding) inside the data: searched by offset, no index trap.
+        let replaced = "QAoeDUFOU0kgNjM2MDAwMTEwOTA5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5NjM2MDAwNTU5OTk5MTEwOTA5ADk5OTk5OTk5OTAxMTA5MDk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk2MzYwMDk5OTk5OTk5OTk5OTk5OTkwNDU1NTU1NTU1NTU16TU1NTU1NTU1NTU1NTU1NTU5OTk5"
+        let second = String(decoding: try #require(Data(base64Encoded: replaced)), as: UTF8.self)
+        let refused = #expect(throws: AAMVAError.self) { try AAMVARecord(parsing: second) }
+        #expect(refused?.message == "AAMVA data has no DL or ID subfile")
         // The same with a DL subfile whose directory offset points past the end: the subfile is still found.
         let past = Self.standardSample.replacingOccurrences(of: "DL00410278", with: "DL99990278")
         #expect(try AAMVARecord(parsing: past).fields[.documentNumber] == "T64235789")
