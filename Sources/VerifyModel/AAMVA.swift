@@ -164,7 +164,7 @@ public struct AAMVARecord: Sendable, Equatable {
         case "1", "M": "M"
         case "2", "F": "F"
         case "9", "X": "X"
-        case let other?: throw AAMVAError(message: "AAMVA DBC sex code '\(other)' is not 1, 2 or 9")
+        case _?: throw AAMVAError(message: "AAMVA DBC sex code is not 1, 2 or 9")
         }
     }
 

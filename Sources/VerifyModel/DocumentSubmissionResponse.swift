@@ -77,7 +77,7 @@ public enum Timestamp {
     static func decode<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, _ key: Key) throws -> Date {
         let text = try container.decode(String.self, forKey: key)
         guard let date = date(text) else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not an ISO-8601 timestamp: \(text)")
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not an ISO-8601 timestamp")
         }
         return date
     }

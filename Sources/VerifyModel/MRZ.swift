@@ -54,8 +54,10 @@ public struct MRZ: Sendable, Equatable {
             throw MRZError(field: "layout", message: "MRZ is not TD1 (3×30), TD2 (2×36) or TD3 (2×44): got \(lines.count) line(s) of length \(lines.map { String($0.count) }.joined(separator: ", "))")
         }
         for (index, line) in lines.enumerated() {
-            if let bad = line.first(where: { !MRZ.isMRZCharacter($0) }) {
-                throw MRZError(field: "layout", message: "MRZ line \(index + 1) has a character outside A-Z, 0-9 and '<': '\(bad)'")
+            // Positions, never the characters: the message must not carry any part of the document.
+            if let bad = line.firstIndex(where: { !MRZ.isMRZCharacter($0) }) {
+                let position = line.distance(from: line.startIndex, to: bad) + 1
+                throw MRZError(field: "layout", message: "MRZ line \(index + 1) has a character outside A-Z, 0-9 and '<' at position \(position)")
             }
         }
         let rows = lines.map { Array($0) }
@@ -166,7 +168,7 @@ public struct MRZ: Sendable, Equatable {
         let expected = checkDigit(characters)
         let given: Int? = digit == "<" && fillerMeansZero ? 0 : (digit.isASCII ? digit.wholeNumberValue : nil)
         guard given == expected else {
-            throw MRZError(field: field, message: "MRZ check digit for \(field) is '\(digit)', expected \(expected)")
+            throw MRZError(field: field, message: "MRZ check digit for \(field) does not match")
         }
     }
 
@@ -194,7 +196,7 @@ public struct MRZ: Sendable, Equatable {
         case "M": "M"
         case "F": "F"
         case "<", "X": "X"
-        default: throw MRZError(field: "sex", message: "MRZ sex is '\(character)', expected M, F, X or <")
+        default: throw MRZError(field: "sex", message: "MRZ sex is not M, F, X or <")
         }
     }
 
@@ -202,7 +204,7 @@ public struct MRZ: Sendable, Equatable {
         let pivotYear = today.0
         let digits = text.compactMap { $0.isASCII ? $0.wholeNumberValue : nil }
         guard digits.count == 6 else {
-            throw MRZError(field: field, message: "MRZ \(field) '\(text)' is not a YYMMDD date")
+            throw MRZError(field: field, message: "MRZ \(field) is not a YYMMDD date")
         }
         let yy = digits[0] * 10 + digits[1], month = digits[2] * 10 + digits[3], day = digits[4] * 10 + digits[5]
         let century = pivotYear / 100 * 100
@@ -214,7 +216,7 @@ public struct MRZ: Sendable, Equatable {
             year -= 100
         }
         guard isValidDate(year: year, month: month, day: day) else {
-            throw MRZError(field: field, message: "MRZ \(field) '\(text)' is not a valid date")
+            throw MRZError(field: field, message: "MRZ \(field) is not a valid date")
         }
         return formatDate(year: year, month: month, day: day)
     }
