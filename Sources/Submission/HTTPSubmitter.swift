@@ -3,12 +3,13 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import VerifyModel
 
 /// Submits documents over HTTP (SPEC §7): `POST {endpoint}/transactions/{id}/documents` with an
 /// `Idempotency-Key` that is the document id, so retries and re-runs can never create a second copy.
-/// 2xx and 409 are accepted; 408, 429, 5xx, timeouts and dropped connections are retried with
-/// exponential backoff and jitter; any other 4xx fails at once.
+/// 2xx (whatever the body) and 409 are accepted; 408, 429, 5xx, timeouts and dropped connections are retried with
+/// exponential backoff and jitter; a 3xx (redirects are never followed) and any other 4xx fail at once.
 public struct HTTPSubmitter: DocumentSubmitter {
     public struct Configuration: Sendable {
         public var endpoint: URL
@@ -104,25 +105,57 @@ public struct HTTPSubmitter: DocumentSubmitter {
                        attempts: configuration.maxAttempts)
     }
 
-    /// One attempt. A failure of a cancelled task is the cancellation, not an answer to retry.
+    /// At most this much of any response body is read: the status is the answer, and a body could be endless.
+    static let maximumBodyBytes = 64 << 10
+
+    /// One attempt, bounded as a whole by `timeout`: connecting, sending, the response head and the part of the body
+    /// that is read. A failure of a cancelled task is the cancellation, not an answer to retry.
     private func send(_ request: HTTPClientRequest) async throws(CancellationError) -> Outcome {
         try Task.checkCancellation(as: CancellationError.self)
+        let end = ContinuousClock.now + .nanoseconds(configuration.timeout.nanoseconds)
+        let response: HTTPClientResponse
         do {
-            let response = try await client.execute(request, timeout: configuration.timeout, logger: logger)
-            // Read the body to the end: a connection dropped mid-response is a failure, not an answer.
-            _ = try await response.body.collect(upTo: 1 << 20)
-            let code = Int(response.status.code)
-            switch code {
-            case 200..<300, 409: return .accepted
-            case 408, 429, 500..<600: return .retry("HTTP \(code)")
-            default: return .reject("the submission endpoint answered HTTP \(code)")
-            }
+            response = try await client.execute(request, deadline: .now() + configuration.timeout, logger: logger)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             try Task.checkCancellation(as: CancellationError.self)
             return .retry("timed out")
+        } catch let error as NIOSSLError {
+            try Task.checkCancellation(as: CancellationError.self)
+            // An untrusted certificate stays untrusted: trying again cannot help.
+            if case .handshakeFailed = error { return .reject("the TLS handshake with the submission endpoint failed (is its certificate trusted?)") }
+            return .retry("TLS failed (\(type(of: error)))")
         } catch {
             try Task.checkCancellation(as: CancellationError.self)
             return .retry("connection failed (\(type(of: error)))")
+        }
+        // The status line is the answer whatever follows it: the body is read (a little) only so the connection can be reused.
+        await Self.skim(response.body, until: end)
+        let code = Int(response.status.code)
+        switch code {
+        case 200..<300, 409: return .accepted
+        case 300..<400: return .reject("the submission endpoint answered HTTP \(code); redirects are not followed")
+        case 408, 429, 500..<600: return .retry("HTTP \(code)")
+        default: return .reject("the submission endpoint answered HTTP \(code)")
+        }
+    }
+
+    /// Reads at most `maximumBodyBytes` of `body`, and stops at `end` however slowly it arrives.
+    private static func skim(_ body: HTTPClientResponse.Body, until end: ContinuousClock.Instant) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var read = 0
+                do {
+                    for try await chunk in body {
+                        read += chunk.readableBytes
+                        if read >= maximumBodyBytes { return }
+                    }
+                } catch {
+                    // A body cut short changes nothing: the status was the answer.
+                }
+            }
+            group.addTask { try? await Task.sleep(until: end, clock: .continuous) }
+            await group.next()
+            group.cancelAll()
         }
     }
 

@@ -90,21 +90,35 @@ struct PipelineOptions: ParsableArguments {
         return logger
     }
 
+    /// Runs `body` with the HTTP client that submissions and Protect's calls go through (no redirects followed,
+    /// certificates verified, `submitter.caFile` trusted), shut down when `body` returns.
+    func withHTTPClient<T>(_ configuration: PipelineConfiguration, _ body: (HTTPClient) async throws -> T) async throws -> T {
+        let settings: HTTPClient.Configuration
+        do {
+            settings = try SubmissionClient.configuration(caFile: configuration.submitter.caFile)
+        } catch {
+            CommandOutput.fail("\(pipeline ?? "pipeline"): 'submitter.caFile': \(error.description)")
+            throw ExitCode(2)
+        }
+        return try await HTTPClient.withHTTPClient(configuration: settings) { client in try await body(client) }
+    }
+
     /// Runs the pipeline over `input` with the pipeline file's settings, the store open for the whole run.
     func execute(_ input: PipelineInput, output: OutputWriter, showProgress: Bool) async throws -> RunSummary {
         let configuration = try configuration()
         let logger = makeLogger()
-        let client = HTTPClient.shared
-        let submitter = try submitter(configuration, client: client, logger: logger)
-        let riskEvaluator = riskEvaluator(configuration, client: client)
-        let omitImages = omitImages, shutdownGrace = self.shutdownGraceDuration
-        let run: @Sendable (any TransactionStore) async throws -> RunSummary = { store in
-            let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
-                                        omitImages: omitImages, riskEvaluator: riskEvaluator)
-            return try await PipelineOptions.serve(runner, input: input, output: output, showProgress: showProgress,
-                                                   shutdownGrace: shutdownGrace, logger: logger)
+        return try await withHTTPClient(configuration) { client in
+            let submitter = try submitter(configuration, client: client, logger: logger)
+            let riskEvaluator = riskEvaluator(configuration, client: client)
+            let omitImages = omitImages, shutdownGrace = self.shutdownGraceDuration
+            let run: @Sendable (any TransactionStore) async throws -> RunSummary = { store in
+                let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
+                                            omitImages: omitImages, riskEvaluator: riskEvaluator)
+                return try await PipelineOptions.serve(runner, input: input, output: output, showProgress: showProgress,
+                                                       shutdownGrace: shutdownGrace, logger: logger)
+            }
+            return try await store.withStore(create: true, logger: logger, run)
         }
-        return try await store.withStore(create: true, logger: logger, run)
     }
 
     /// Runs the pipeline as a service: SIGINT or SIGTERM stops the intake and gives the documents in flight

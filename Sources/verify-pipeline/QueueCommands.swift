@@ -71,19 +71,21 @@ extension VerifyPipeline {
             let configuration = try options.configuration()
             let logger = options.makeLogger()
             let owner = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
-            let submitter = try options.submitter(configuration, client: .shared, logger: logger)
-            let riskEvaluator = options.riskEvaluator(configuration, client: .shared)
             let omitImages = options.omitImages, lease = Duration.seconds(leaseSeconds), exitWhenEmpty = exitWhenEmpty
             let shutdownGrace = options.shutdownGraceDuration
             let output = try OutputWriter(path: nil)
-            let work: @Sendable (any TransactionStore, any WorkQueue) async throws -> RunSummary = { store, queue in
-                let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
-                                            omitImages: omitImages, riskEvaluator: riskEvaluator)
-                let input = QueueInput(queue: queue, owner: owner, lease: lease, exitWhenEmpty: exitWhenEmpty)
-                return try await PipelineOptions.serve(runner, input: .queue(input), output: output, showProgress: false,
-                                                       shutdownGrace: shutdownGrace, logger: logger)
+            let summary = try await options.withHTTPClient(configuration) { client in
+                let submitter = try options.submitter(configuration, client: client, logger: logger)
+                let riskEvaluator = options.riskEvaluator(configuration, client: client)
+                let work: @Sendable (any TransactionStore, any WorkQueue) async throws -> RunSummary = { store, queue in
+                    let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
+                                                omitImages: omitImages, riskEvaluator: riskEvaluator)
+                    let input = QueueInput(queue: queue, owner: owner, lease: lease, exitWhenEmpty: exitWhenEmpty)
+                    return try await PipelineOptions.serve(runner, input: .queue(input), output: output, showProgress: false,
+                                                           shutdownGrace: shutdownGrace, logger: logger)
+                }
+                return try await options.store.withWorkQueue(create: true, logger: logger, work)
             }
-            let summary = try await options.store.withWorkQueue(create: true, logger: logger, work)
             FileHandle.standardError.write(Data((summary.line + "\n").utf8))
             if summary.failed > 0 { throw ExitCode(1) }
         }

@@ -43,6 +43,8 @@ public struct PipelineConfiguration: Sendable, Equatable {
         public var tokenEnv: String?
         public var timeoutSeconds: Double = 10
         public var retry = Retry()
+        /// PEM certificates trusted for an https endpoint besides the system's (a private CA).
+        public var caFile: String?
 
         public init() {}
     }
@@ -188,7 +190,7 @@ extension PipelineConfiguration {
         }
 
         if let section = try top.section("submitter") {
-            try section.only(["kind", "endpoint", "tokenEnv", "timeoutSeconds", "retry"])
+            try section.only(["kind", "endpoint", "tokenEnv", "timeoutSeconds", "retry", "caFile"])
             var submitter = Submitter()
             if let kind = try section.string("kind") {
                 guard let value = SubmitterKind(rawValue: kind) else {
@@ -203,6 +205,7 @@ extension PipelineConfiguration {
                 submitter.endpoint = url
             }
             submitter.tokenEnv = try section.string("tokenEnv")
+            submitter.caFile = try section.string("caFile")
             if let timeout = try section.double("timeoutSeconds", in: 0.1...3600) { submitter.timeoutSeconds = timeout }
             if let retry = try section.section("retry") {
                 try retry.only(["maxAttempts", "initialBackoffMs", "maxBackoffMs"])

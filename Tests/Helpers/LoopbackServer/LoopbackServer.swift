@@ -2,13 +2,16 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A real HTTP server on 127.0.0.1 standing in for the submission API and the risk-evaluation API.
 /// It behaves like an idempotent API: a document whose Idempotency-Key was accepted before gets 409.
 /// The transaction id's first word picks the fault to inject for a key's first requests:
 /// `accept`, `flaky` (500 twice), `conflict` (409), `bad` (400), `slow` (answers after the client's timeout),
-/// `drop` (accepts, then closes the connection halfway through the response).
+/// `drop` (accepts, then closes the connection without an answer), `partial` (accepts: 201, then closes halfway
+/// through the body), `found` and `temporary` (302 and 307 to `redirectTarget`), `trickle` (200, then a body of a
+/// byte a second), `big` (200 with a 2 MB body).
 public final class LoopbackServer: Sendable {
     public struct Request: Sendable {
         public var path: String
@@ -23,6 +26,8 @@ public final class LoopbackServer: Sendable {
         var seen: [String: Int] = [:]
         /// While set, document requests are read and never answered (a submitter stuck on a dead API).
         var hanging = false
+        /// Where `found` and `temporary` redirect to (another server's base URL).
+        var redirectTarget = "http://127.0.0.1:9"
     }
 
     /// Shared by the server and its connection handlers.
@@ -37,18 +42,30 @@ public final class LoopbackServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
 
     public var port: Int { channel.localAddress?.port ?? 0 }
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
+    let isTLS: Bool
 
-    public init(latency: TimeAmount = .zero) throws {
+    /// With `certificate` and `key` (PEM files), the server speaks https.
+    public init(latency: TimeAmount = .zero, certificate: String? = nil, key: String? = nil) throws {
         self.latency = latency
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let ledger = self.ledger
+        var tls: NIOSSLContext?
+        if let certificate, let key {
+            let configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) },
+                privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+            tls = try NIOSSLContext(configuration: configuration)
+        }
+        isTLS = tls != nil
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(Handler(ledger: ledger, latency: latency))
+            .childChannelInitializer { [tls] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(Handler(ledger: ledger, latency: latency))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).wait()
@@ -63,6 +80,10 @@ public final class LoopbackServer: Sendable {
     public func requests(forKey key: String) -> Int { ledger.withLock { $0.seen[key] ?? 0 } }
     public func acceptedCount(forKey key: String) -> Int { ledger.withLock { $0.accepted[key] ?? 0 } }
     public var keys: Set<String> { ledger.withLock { Set($0.seen.keys) } }
+    public var redirectTarget: String {
+        get { ledger.withLock { $0.redirectTarget } }
+        set { ledger.withLock { $0.redirectTarget = newValue } }
+    }
     public var hanging: Bool {
         get { ledger.withLock { $0.hanging } }
         set { ledger.withLock { $0.hanging = newValue } }
@@ -106,10 +127,10 @@ public final class LoopbackServer: Sendable {
             let key = headers["idempotency-key"] ?? ""
             let transaction = head.uri.split(separator: "/").drop { $0 != "transactions" }.dropFirst().first.map(String.init) ?? ""
             let scenario = transaction.split(separator: "-").first.map(String.init) ?? "accept"
-            let (attempt, alreadyAccepted, hanging) = ledger.withLock { ledger -> (Int, Bool, Bool) in
+            let (attempt, alreadyAccepted, hanging, target) = ledger.withLock { ledger -> (Int, Bool, Bool, String) in
                 ledger.requests.append(request)
                 ledger.seen[key, default: 0] += 1
-                return (ledger.seen[key, default: 0], (ledger.accepted[key] ?? 0) > 0, ledger.hanging)
+                return (ledger.seen[key, default: 0], (ledger.accepted[key] ?? 0) > 0, ledger.hanging, ledger.redirectTarget)
             }
             if hanging { return }
             func accept() { ledger.withLock { $0.accepted[key, default: 0] += 1 } }
@@ -131,11 +152,30 @@ public final class LoopbackServer: Sendable {
                 }
             case "drop" where attempt == 1:
                 accept()
+                context.close(promise: nil)
+            case "partial":
+                accept()
                 var responseHead = HTTPHeaders()
                 responseHead.add(name: "Content-Length", value: "200")
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .created, headers: responseHead))), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: #"{"status":"acc"#)))), promise: nil)
                 context.close(promise: nil)
+            case "found", "temporary":
+                var headers = HTTPHeaders()
+                headers.add(name: "Location", value: target + head.uri)
+                headers.add(name: "Content-Length", value: "0")
+                let status: HTTPResponseStatus = scenario == "found" ? .found : .temporaryRedirect
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            case "trickle":
+                accept()
+                var headers = HTTPHeaders()
+                headers.add(name: "Content-Length", value: "100000")
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+                trickle(context)
+            case "big":
+                accept()
+                send(context, status: .ok, body: String(repeating: "x", count: 2_000_000))
             default:
                 accept()
                 if latency == .zero {
@@ -143,6 +183,15 @@ public final class LoopbackServer: Sendable {
                 } else {
                     context.eventLoop.scheduleTask(in: latency) { self.send(context, status: .created, body: #"{"status":"accepted"}"#) }
                 }
+            }
+        }
+
+        /// A byte a second, for as long as the client listens.
+        private func trickle(_ context: ChannelHandlerContext) {
+            context.eventLoop.scheduleTask(in: .seconds(1)) {
+                guard context.channel.isActive else { return }
+                context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: " ")))), promise: nil)
+                self.trickle(context)
             }
         }
 

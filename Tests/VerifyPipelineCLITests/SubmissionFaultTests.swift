@@ -1,0 +1,157 @@
+import Foundation
+import LoopbackServer
+import Testing
+import TransactionStore
+
+/// Issue 14's faults of the submission endpoint, each run through `verify-pipeline run` against real loopback
+/// servers. Each case prints the document's final status, the requests each server saw and how often the document
+/// was accepted.
+@Suite("Submission faults: redirects, slow and large bodies, TLS", .serialized)
+struct SubmissionFaultTests {
+    struct Case {
+        var folder: URL
+        var store: String
+        var batch: URL
+        var pipeline: String
+    }
+
+    static func makeCase(_ name: String, transaction: String, submitter: String) throws -> Case {
+        let folder = try temporaryFolder("submission-\(name)")
+        let batch = try fieldBatch(folder, transactions: [transaction], phone: false)
+        let pipeline = try pipelineFile(folder, """
+            policy:
+              documents: {EMAIL: REQUIRED, PHONE: DISABLED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
+            submitter: \(submitter)
+            """)
+        return Case(folder: folder, store: folder.appendingPathComponent("store.sqlite").path, batch: batch, pipeline: pipeline)
+    }
+
+    /// The EMAIL document's status as stored, printed with what the servers saw.
+    static func report(_ name: String, _ test: Case, transaction: String, servers: [(String, LoopbackServer)]) async throws -> String? {
+        let store = try SQLiteTransactionStore(path: test.store, create: false)
+        let status = try await store.transaction(id: transaction)?.state.documents[.email]?.rawValue
+        let seen = servers.map { name, server in
+            "\(name) saw \(server.requests.count) request(s), accepted \(server.keys.map { server.acceptedCount(forKey: $0) }.reduce(0, +))"
+        }
+        print("[\(name)] final status \(status ?? "none"); " + seen.joined(separator: "; "))
+        return status
+    }
+
+    @Test("302 and 307: not followed, the other server sees nothing, a submissionError naming the status, back to REQUIRED",
+          arguments: [("found-1", 302), ("temporary-1", 307)])
+    func redirect(transaction: String, code: Int) async throws {
+        let endpoint = try LoopbackServer(), elsewhere = try LoopbackServer()
+        defer { endpoint.shutdown(); elsewhere.shutdown() }
+        endpoint.redirectTarget = elsewhere.baseURL
+        let test = try Self.makeCase("redirect", transaction: transaction, submitter: """
+            {kind: http, endpoint: "\(endpoint.baseURL)/v1", timeoutSeconds: 2, retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
+            """)
+        defer { try? FileManager.default.removeItem(at: test.folder) }
+        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
+        #expect(run.status == 1)
+        let line = try #require(try resultLines(run.stdout).first)
+        #expect(line.error?.code == "submissionError")
+        #expect(line.error?.message.contains("HTTP \(code)") == true, "\(line.error?.message ?? "")")
+        let status = try await Self.report("HTTP \(code)", test, transaction: transaction, servers: [("endpoint", endpoint), ("elsewhere", elsewhere)])
+        #expect(status == "REQUIRED")
+        #expect(endpoint.requests.count == 1, "a redirect is not retried")
+        #expect(elsewhere.requests.isEmpty)
+    }
+
+    @Test("a 200 whose body trickles a byte a second is accepted once, and the run ends within timeoutSeconds")
+    func trickle() async throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let test = try Self.makeCase("trickle", transaction: "trickle-1", submitter: """
+            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 1, retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 20}}
+            """)
+        defer { try? FileManager.default.removeItem(at: test.folder) }
+        let start = ContinuousClock.now
+        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
+        let elapsed = ContinuousClock.now - start
+        print("[trickle] run ended after \(elapsed)")
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        // timeoutSeconds × maxAttempts + backoff + 5 s.
+        #expect(elapsed < .seconds(1 * 2 + 5))
+        #expect(try await Self.report("trickle", test, transaction: "trickle-1", servers: [("endpoint", server)]) == "PROCESSED")
+        #expect(server.requests.count == 1)
+        #expect(server.keys.map { server.acceptedCount(forKey: $0) } == [1])
+    }
+
+    @Test("SIGTERM during a trickling body ends the run within the grace period")
+    func trickleThenSigterm() async throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let test = try Self.makeCase("trickle-term", transaction: "trickle-2", submitter: """
+            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 60}
+            """)
+        defer { try? FileManager.default.removeItem(at: test.folder) }
+        let process = try InteractiveProcess(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline, "--shutdown-grace", "2"])
+        let deadline = Date().addingTimeInterval(20)
+        while server.requests.isEmpty, Date() < deadline { usleep(20_000) }
+        try #require(!server.requests.isEmpty, "the submission never reached the server")
+        usleep(1_500_000)   // into the trickle
+        let start = ContinuousClock.now
+        kill(process.process.processIdentifier, SIGTERM)
+        #expect(process.waitForExit(timeout: 10))
+        let elapsed = ContinuousClock.now - start
+        print("[trickle + SIGTERM] exited \(elapsed) after the signal, status \(process.process.terminationStatus)")
+        #expect(process.process.terminationReason == .exit)
+        #expect(elapsed < .seconds(2 + 2), "grace period 2 s")
+        _ = try await Self.report("trickle + SIGTERM", test, transaction: "trickle-2", servers: [("endpoint", server)])
+        #expect(server.keys.allSatisfy { server.acceptedCount(forKey: $0) == 1 })
+    }
+
+    @Test("a 200 with a 2 MB body is accepted, once")
+    func bigBody() async throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let test = try Self.makeCase("big", transaction: "big-1", submitter: """
+            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5}
+            """)
+        defer { try? FileManager.default.removeItem(at: test.folder) }
+        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
+        #expect(run.status == 0, "\(run.stdout)")
+        #expect(try await Self.report("2 MB body", test, transaction: "big-1", servers: [("endpoint", server)]) == "PROCESSED")
+        #expect(server.requests.count == 1)
+        #expect(server.keys.map { server.acceptedCount(forKey: $0) } == [1])
+        #expect(try await SQLiteTransactionStore(path: test.store, create: false).submission(documentId: server.keys.first ?? "")?.outcome == .accepted)
+    }
+
+    @Test("https: a certificate from an unknown CA is refused without retries; with submitter.caFile it is accepted")
+    func tls() async throws {
+        let certificates = try #require(ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
+                                        "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
+        let server = try LoopbackServer(certificate: certificates + "/server.pem", key: certificates + "/server.key")
+        defer { server.shutdown() }
+        #expect(server.baseURL.hasPrefix("https://"))
+        let untrusted = try Self.makeCase("tls-untrusted", transaction: "accept-tls", submitter: """
+            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
+            """)
+        defer { try? FileManager.default.removeItem(at: untrusted.folder) }
+        let refused = try await CLIRunner.run(["run", untrusted.batch.path, "--store", untrusted.store, "--pipeline", untrusted.pipeline])
+        #expect(refused.status == 1)
+        let line = try #require(try resultLines(refused.stdout).first)
+        #expect(line.error?.code == "submissionError")
+        #expect(line.error?.message.contains("TLS") == true, "\(line.error?.message ?? "")")
+        #expect(try await Self.report("https, unknown CA", untrusted, transaction: "accept-tls", servers: [("endpoint", server)]) == "REQUIRED")
+        #expect(server.requests.isEmpty)
+
+        let trusted = try Self.makeCase("tls-trusted", transaction: "accept-tls", submitter: """
+            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, caFile: "\(certificates)/ca.pem"}
+            """)
+        defer { try? FileManager.default.removeItem(at: trusted.folder) }
+        let accepted = try await CLIRunner.run(["run", trusted.batch.path, "--store", trusted.store, "--pipeline", trusted.pipeline])
+        #expect(accepted.status == 0, "\(accepted.stdout)")
+        #expect(try await Self.report("https, caFile", trusted, transaction: "accept-tls", servers: [("endpoint", server)]) == "PROCESSED")
+        #expect(server.requests.count == 1)
+
+        let missingCA = try Self.makeCase("tls-missing-ca", transaction: "accept-tls", submitter: """
+            {kind: http, endpoint: "\(server.baseURL)/v1", caFile: "\(trusted.folder.path)/nothing.pem"}
+            """)
+        defer { try? FileManager.default.removeItem(at: missingCA.folder) }
+        let misconfigured = try await CLIRunner.run(["run", missingCA.batch.path, "--store", missingCA.store, "--pipeline", missingCA.pipeline])
+        #expect(misconfigured.status == 2)
+        #expect(misconfigured.stderr.contains("'submitter.caFile'"))
+    }
+}
