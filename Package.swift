@@ -171,6 +171,7 @@ let package = Package(
             name: "VerifyPipelineCLITests",
             dependencies: [
                 "verify-pipeline", "TransactionStore", "WorkQueues", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
+                "SeededRandom",
             ]
         ),
 

@@ -232,7 +232,8 @@ struct WriteSubmissionEnd: PostgresPreparedStatement, StatusChangeWriting {
             INSERT INTO submissions (document_id, attempts, outcome, error, updated_at)
             SELECT $11, 1, $12, $13, $2 FROM moved
             ON CONFLICT (document_id) DO UPDATE SET attempts = submissions.attempts + 1,
-                outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
+                outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at,
+                claim_owner = NULL, claim_expires_at = NULL
             RETURNING attempts, outcome, error, updated_at
         )
         SELECT

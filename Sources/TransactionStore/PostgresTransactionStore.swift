@@ -108,6 +108,13 @@ public final class PostgresTransactionStore: TransactionStore {
                 """,
                 "ALTER TABLE transactions DROP COLUMN behavior, DROP COLUMN risk_evaluation",
             ]),
+            // A submission is claimed (owner and expiry) before it is sent: processes sharing the store send it once.
+            ("v7-submission-claims", [
+                """
+                ALTER TABLE submissions ADD COLUMN claim_owner text, ADD COLUMN claim_expires_at timestamptz,
+                    ADD CONSTRAINT submission_claims_whole CHECK ((claim_owner IS NULL) = (claim_expires_at IS NULL))
+                """,
+            ]),
     ]
 
     /// The work queue's migrations, recorded in this ledger until they moved to the queue's own.
@@ -157,6 +164,42 @@ public final class PostgresTransactionStore: TransactionStore {
     public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
         try await withConnection { connection in
             try await Self.submission(connection, documentId, logger: self.logger)
+        }
+    }
+
+    /// One statement: the claim is taken, or renewed, unless the submission was accepted or another owner's claim has
+    /// not expired; when it is not taken, one read says why.
+    public func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError)
+        -> SubmissionClaim {
+        let logger = logger
+        return try await database.transaction { connection in
+            let taken = try await connection.query("""
+                INSERT INTO submissions (document_id, attempts, outcome, updated_at, claim_owner, claim_expires_at)
+                SELECT id, 0, 'PENDING', \(time), \(owner), \(expiry) FROM documents WHERE id = \(documentId)
+                ON CONFLICT (document_id) DO UPDATE SET claim_owner = EXCLUDED.claim_owner,
+                    claim_expires_at = EXCLUDED.claim_expires_at, updated_at = EXCLUDED.updated_at
+                WHERE submissions.outcome <> 'ACCEPTED' AND (submissions.claim_owner IS NULL
+                    OR submissions.claim_owner = EXCLUDED.claim_owner OR submissions.claim_expires_at <= EXCLUDED.updated_at)
+                RETURNING 1
+                """, logger: logger).collect()
+            if !taken.isEmpty { return SubmissionClaim.claimed }
+            for try await (outcome, until) in try await connection.query(
+                "SELECT outcome, claim_expires_at FROM submissions WHERE document_id = \(documentId)", logger: logger)
+                .decode((String, Date?).self) {
+                if outcome == SubmissionOutcome.accepted.rawValue { return .accepted }
+                if let until { return .held(until: until) }
+            }
+            throw StoreError.unknownDocument(documentId)
+        }
+    }
+
+    public func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
+        let logger = logger
+        try await database.withConnection { connection in
+            try await connection.query("""
+                UPDATE submissions SET claim_owner = NULL, claim_expires_at = NULL
+                WHERE document_id = \(documentId) AND claim_owner = \(owner)
+                """, logger: logger)
         }
     }
 
@@ -375,7 +418,9 @@ extension PostgresTransactionStore: StoreRows {
                 INSERT INTO submissions (document_id, attempts, outcome, error, updated_at)
                 SELECT id, \(increment), \(end.outcome.rawValue), \(end.error), \(time) FROM documents WHERE id = \(end.documentId)
                 ON CONFLICT (document_id) DO UPDATE SET attempts = submissions.attempts + \(increment),
-                    outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
+                    outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at,
+                    claim_owner = CASE WHEN \(increment) = 1 THEN NULL ELSE submissions.claim_owner END,
+                    claim_expires_at = CASE WHEN \(increment) = 1 THEN NULL ELSE submissions.claim_expires_at END
                 RETURNING attempts, outcome, error, updated_at
                 """, logger: self.logger).decode((Int, String, String?, Date).self) {
                 return SubmissionRecord(documentId: end.documentId, attempts: attempts, outcome: try EnumColumn.decode(stored),

@@ -19,10 +19,11 @@ public final class SQLiteTransactionStore: TransactionStore {
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists {
             guard create else { throw .cannotOpen("no store at \(path)") }
-            // Identity data: readable by its owner only. SQLite gives the -wal and -shm files the same mode.
+            // Identity data: readable by its owner only. SQLite gives the -wal and -shm files the same mode. Another
+            // process may create it first (EEXIST): both then open the same store.
             let descriptor = Foundation.open(path, O_CREAT | O_WRONLY | O_EXCL, 0o600)
-            guard descriptor >= 0 else { throw .cannotOpen("cannot create \(path): \(String(cString: strerror(errno)))") }
-            close(descriptor)
+            guard descriptor >= 0 || errno == EEXIST else { throw .cannotOpen("cannot create \(path): \(String(cString: strerror(errno)))") }
+            if descriptor >= 0 { close(descriptor) }
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(30)
@@ -31,7 +32,7 @@ public final class SQLiteTransactionStore: TransactionStore {
             pool = try DatabasePool(path: path, configuration: configuration)
             let superseded = try pool.read { db in try Self.migrator.hasBeenSuperseded(db) }
             if superseded { throw StoreError.newerSchema(path) }
-            try Self.migrator.migrate(pool)
+            try Self.migrate(pool)
             // Only once the file has shown itself a store: a file that is not one is left as it was.
             if exists { Self.tightenPermissions(path, logger: logger) }
         } catch let error as StoreError {
@@ -133,15 +134,43 @@ public final class SQLiteTransactionStore: TransactionStore {
                 ALTER TABLE transactions DROP COLUMN behavior;
                 ALTER TABLE transactions DROP COLUMN riskEvaluation;
                 """),
+        // A submission is claimed (owner and expiry) before it is sent: processes sharing the store send it once.
+        ("v5-submission-claims", """
+                ALTER TABLE submissions ADD COLUMN claimOwner TEXT;
+                ALTER TABLE submissions ADD COLUMN claimExpiresAt DATETIME;
+                """),
     ]
 
+    /// GRDB's migrator reads which migrations are applied before each one's (immediate) transaction, so two processes
+    /// opening a new file together could both apply one. Each migration therefore looks again inside its own transaction;
+    /// when another process applied it meanwhile, it gives way and the migrator starts over.
     static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
         for (identifier, sql) in migrations {
-            migrator.registerMigration(identifier) { db in try db.execute(sql: sql) }
+            migrator.registerMigration(identifier) { db in
+                let applied = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM grdb_migrations WHERE identifier = ?)",
+                                                arguments: [identifier]) ?? false
+                if applied { throw AppliedElsewhere() }
+                try db.execute(sql: sql)
+            }
         }
         return migrator
     }()
+
+    struct AppliedElsewhere: Error {}
+
+    /// Migrates, giving way to another process migrating the same file (at most once per migration).
+    static func migrate(_ pool: DatabasePool) throws {
+        for _ in 0...migrations.count {
+            do {
+                try migrator.migrate(pool)
+                return
+            } catch is AppliedElsewhere {
+                continue
+            }
+        }
+        try migrator.migrate(pool)
+    }
 
     // MARK: - Rows
 
@@ -203,6 +232,8 @@ public final class SQLiteTransactionStore: TransactionStore {
         var outcome: SubmissionOutcome
         var error: String?
         var updatedAt: Date
+        var claimOwner: String?
+        var claimExpiresAt: Date?
     }
 
     // MARK: - TransactionStore
@@ -267,6 +298,27 @@ public final class SQLiteTransactionStore: TransactionStore {
 
     public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
         try await read { db in try SubmissionRow.fetchOne(db, key: documentId).map(Self.record) }
+    }
+
+    public func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError)
+        -> SubmissionClaim {
+        try await write { db in
+            guard try DocumentRow.exists(db, key: documentId) else { throw StoreError.unknownDocument(documentId) }
+            var row = try SubmissionRow.fetchOne(db, key: documentId)
+                ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: .pending, updatedAt: time)
+            if row.outcome == .accepted { return .accepted }
+            if let holder = row.claimOwner, holder != owner, let until = row.claimExpiresAt, until > time { return .held(until: until) }
+            (row.claimOwner, row.claimExpiresAt, row.updatedAt) = (owner, expiry, time)
+            try row.save(db)
+            return .claimed
+        }
+    }
+
+    public func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
+        try await write { db in
+            try db.execute(sql: "UPDATE submissions SET claimOwner = NULL, claimExpiresAt = NULL WHERE documentId = ? AND claimOwner = ?",
+                           arguments: [documentId, owner])
+        }
     }
 
     public func document(id: String) async throws(StoreError) -> DocumentRecord? {
@@ -366,6 +418,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         row.outcome = end.outcome
         row.error = end.error
         row.updatedAt = time
+        if end.outcome != .pending { (row.claimOwner, row.claimExpiresAt) = (nil, nil) }
         try row.save(db)
         return record(row)
     }

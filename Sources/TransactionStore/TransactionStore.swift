@@ -92,6 +92,17 @@ public struct SubmissionRecord: Sendable, Equatable, Codable {
     public var updatedAt: Date
 }
 
+/// Who sends a document (SPEC §8): a submission is claimed in the store before it is sent, so that any number of
+/// processes on one store send it once.
+public enum SubmissionClaim: Sendable, Equatable {
+    /// The claimant holds it until the claim's expiry: send, then finish the submission (which ends the claim).
+    case claimed
+    /// Accepted already: there is nothing to send.
+    case accepted
+    /// Another claimant holds it until `until`; after that it may be taken over.
+    case held(until: Date)
+}
+
 /// A line of the transaction list.
 public struct TransactionSummary: Sendable, Equatable, Codable {
     public var id: String
@@ -182,12 +193,17 @@ public protocol TransactionStore: Sendable {
     /// Records an attempt to submit a document and where it stands.
     func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError) -> SubmissionRecord
     /// Records a submission's end and moves the document in the same database transaction: accepted ->
-    /// PROCESSED; failed permanently -> back to its policy status. A crash cannot separate the two.
+    /// PROCESSED; failed permanently -> back to its policy status. A crash cannot separate the two. Ends any claim.
     /// `type` is the document's: the move is refused (`unknownDocument`) unless the document is the transaction's,
     /// of that type.
     func finishSubmission(documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
                           error: String?, at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
     func submission(documentId: String) async throws(StoreError) -> SubmissionRecord?
+    /// Claims the recorded document's submission for `owner` until `expiry`, in one database transaction: unless it
+    /// was accepted, or another owner's claim has not yet expired at `time`. Claiming again renews one's own claim.
+    func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError) -> SubmissionClaim
+    /// Gives up `owner`'s claim without an outcome (its run was cancelled mid-send): others may claim it at once.
+    func releaseSubmission(documentId: String, owner: String) async throws(StoreError)
     /// Stores the transaction's signals payload unless it has one: the first one set is kept, and returned.
     func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String
     /// Protect's state of the transaction (its behavioural data and risk evaluation), kept as JSON in a table of

@@ -4,19 +4,75 @@ import Submission
 import TransactionStore
 import VerifyModel
 
-/// Sends a recorded document with its transaction's Protect payload and records how it ended: accepted ->
-/// PROCESSED, failed for good -> back to its policy status, in one store write.
+/// This run's claims on submissions: who it is to other processes on the store, and how long a claim lasts.
+struct SubmissionClaims: Sendable {
+    let owner = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+    let lease: Duration
+    /// How often a claim another process holds is looked at again: it ends when that process finishes the document.
+    let recheck = Duration.milliseconds(200)
+}
+
+/// Claims a recorded document's submission, sends it with its transaction's Protect payload and records how it
+/// ended: accepted -> PROCESSED, failed for good -> back to its policy status, in one store write that ends the claim.
 struct SubmitStage: Sendable {
     let store: any TransactionStore
     let submitter: any DocumentSubmitter
     let signals: SignalsCollector
     let risk: RiskEvaluations?
     let responses: ResponseBuilder
+    let claims: SubmissionClaims
     let now: @Sendable () -> Date
 
-    /// Throws `CancellationError` when the run is cancelled mid-submission: nothing is recorded, and a later
-    /// run sends the document again under the same idempotency key.
+    /// Throws `.cancelled` when the run is cancelled mid-submission: nothing is recorded, the claim is given up, and a
+    /// later run sends the document again under the same idempotency key.
     func callAsFunction(_ document: DocumentToSubmit, input: DocumentInput) async throws(StageStop) -> DocumentOutcome {
+        let assembled = document.document, documentId = assembled.documentId
+        do throws(StoreError) {
+            if try await claim(documentId) == .accepted {
+                // Another process sent it while this one waited.
+                guard let current = try await store.transaction(id: document.transaction.id) else {
+                    throw StoreError.unknownTransaction(document.transaction.id)
+                }
+                var outcome = responses.outcome(input, type: assembled.job.type, documentId: documentId, fields: assembled.fields, current)
+                outcome.alreadySubmitted = true
+                return outcome
+            }
+        } catch {
+            throw error == .cancelled ? .cancelled : .failed(DocumentFailure(error))
+        }
+        do throws(StageStop) {
+            return try await send(document, input: input)
+        } catch .cancelled {
+            await release(documentId)
+            throw .cancelled
+        }
+    }
+
+    /// Claims the submission, waiting while another process holds it: that one finishes it (then it is accepted, or
+    /// free to send again) or its claim expires (it died) and this one takes over.
+    private func claim(_ documentId: String) async throws(StoreError) -> SubmissionClaim {
+        while true {
+            let time = now()
+            let expiry = time.addingTimeInterval(TimeInterval(claims.lease.components.seconds))
+            let claim = try await store.claimSubmission(documentId: documentId, owner: claims.owner, until: expiry, at: time)
+            guard case .held(let until) = claim else { return claim }
+            let wait = min(claims.recheck, .milliseconds(Int64(max(until.timeIntervalSince(time), 0) * 1000) + 1))
+            do {
+                try await Task.sleep(for: wait)
+            } catch {
+                throw .cancelled
+            }
+        }
+    }
+
+    /// Gives the claim up for a cancelled send, so a re-run need not wait for it to expire. The write is the store's
+    /// last act for this document and must not be cancelled with the run: it runs in a task of its own.
+    private func release(_ documentId: String) async {
+        let store = store, owner = claims.owner
+        await Task.detached { try? await store.releaseSubmission(documentId: documentId, owner: owner) }.value
+    }
+
+    private func send(_ document: DocumentToSubmit, input: DocumentInput) async throws(StageStop) -> DocumentOutcome {
         let assembled = document.document, documentId = assembled.documentId
         let request: SubmissionRequest
         do {

@@ -47,6 +47,16 @@ public struct PipelineConfiguration: Sendable, Equatable {
         public var caFile: String?
 
         public init() {}
+
+        /// How long a claim on a submission lasts (SPEC §8): the longest a submission can take (every attempt to its
+        /// timeout, every backoff at its cap) and a margin for the store's writes. A process killed mid-send holds
+        /// its documents that long before another takes them over.
+        public var claimLease: Duration {
+            guard kind == .http else { return .seconds(10) }
+            let attempts = Double(retry.maxAttempts)
+            let seconds = timeoutSeconds * attempts + Double(retry.maxBackoffMs) / 1000 * (attempts - 1) + 10
+            return .milliseconds(Int64(seconds * 1000))
+        }
     }
 
     public var name = "default"

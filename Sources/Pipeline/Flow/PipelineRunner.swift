@@ -99,7 +99,8 @@ public struct PipelineRunner: Sendable {
             parse: ParseStage(configuration: configuration, now: now),
             track: TrackStage(configuration: configuration, store: store, touched: touched, signals: signals, risk: risk,
                               responses: responses, now: now),
-            submit: SubmitStage(store: store, submitter: submitter, signals: signals, risk: risk, responses: responses, now: now),
+            submit: SubmitStage(store: store, submitter: submitter, signals: signals, risk: risk, responses: responses,
+                                claims: SubmissionClaims(lease: configuration.submitter.claimLease), now: now),
             reporter: Reporter(input: input, folderJobs: folderJobs, total: total, signals: signals, touched: touched,
                                inputEnds: inputEnds, logger: logger, emit: emit),
             configuration: configuration, scanner: scannerConfiguration, logger: logger)
