@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import NIOPosix
+import NIOSSL
 import PostgresNIO
 
 /// Where the store lives, from `--store URL` or `VERIFY_PIPELINE_STORE`.
@@ -64,13 +66,25 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A PostgreSQL database named by URL.
+/// A PostgreSQL database named by URL: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?OPTIONS]` with libpq's
+/// `sslmode` (`disable`, `prefer` — the default —, `require`, `verify-ca`, `verify-full`) and `sslrootcert` (the CA
+/// for the verify modes; the system's roots without it), and `connectTimeoutSeconds` (or libpq's `connect_timeout`,
+/// 1 to 600, default 10).
 public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
+    public enum SSLMode: String, Sendable, CaseIterable {
+        case disable, prefer, require
+        case verifyCA = "verify-ca"
+        case verifyFull = "verify-full"
+    }
+
     public var host: String
     public var port: Int
     public var user: String
     public var database: String
     var password: String?
+    public var sslMode = SSLMode.prefer
+    public var rootCertificate: String?
+    public var connectTimeoutSeconds = 10
 
     init(parsing text: String, environment: [String: String]) throws(StoreError) {
         guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty,
@@ -84,6 +98,46 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         self.user = user
         self.database = database
         password = components.password ?? environment["PGPASSWORD"]
+        for item in components.queryItems ?? [] {
+            let value = item.value ?? ""
+            switch item.name {
+            case "sslmode":
+                guard let mode = SSLMode(rawValue: value) else {
+                    throw .cannotOpen("sslmode must be one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                sslMode = mode
+            case "sslrootcert":
+                rootCertificate = value
+            case "connectTimeoutSeconds", "connect_timeout":
+                guard let seconds = Int(value), (1...600).contains(seconds) else {
+                    throw .cannotOpen("\(item.name) must be a whole number of seconds from 1 to 600")
+                }
+                connectTimeoutSeconds = seconds
+            default:
+                throw .cannotOpen("the PostgreSQL store URL has an unknown option '\(item.name)' (known: sslmode, sslrootcert, connectTimeoutSeconds)")
+            }
+        }
+        if rootCertificate != nil, sslMode != .verifyCA, sslMode != .verifyFull {
+            throw .cannotOpen("sslrootcert needs sslmode=verify-ca or verify-full")
+        }
+    }
+
+    /// The TLS settings `sslmode` asks for, as libpq reads them: `prefer` and `require` encrypt without checking
+    /// whom they talk to; `verify-ca` checks the certificate's chain, `verify-full` its host name too.
+    func tlsConfiguration() throws(StoreError) -> TLSConfiguration? {
+        guard sslMode != .disable else { return nil }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch sslMode {
+        case .disable, .prefer, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if let rootCertificate {
+            let certificates = (try? NIOSSLCertificate.fromPEMFile(rootCertificate)) ?? []
+            guard !certificates.isEmpty else { throw .cannotOpen("cannot read sslrootcert \(rootCertificate) as PEM certificates") }
+            tls.trustRoots = .certificates(certificates)
+        }
+        return tls
     }
 
     public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
@@ -110,10 +164,82 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Runs a connection pool for the duration of `body`.
+    /// Connects once, within the connect timeout, before the pool starts: the pool itself retries a refused connection
+    /// or a wrong password for ever, so a command would hang without a word. Any failure is `cannotOpen` with the
+    /// server's or the network's reason (never the password).
+    func probe(logger: Logger) async throws(StoreError) {
+        let tls: PostgresConnection.Configuration.TLS
+        do {
+            switch (sslMode, try tlsConfiguration()) {
+            case (.prefer, let configuration?): tls = .prefer(try NIOSSLContext(configuration: configuration))
+            case (_, let configuration?): tls = .require(try NIOSSLContext(configuration: configuration))
+            case (_, nil): tls = .disable
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .cannotOpen("\(description): cannot set up TLS (\(error))")
+        }
+        var settings = PostgresConnection.Configuration(host: host, port: port, username: user, password: password,
+                                                        database: database, tls: tls)
+        settings.options.connectTimeout = .seconds(Int64(connectTimeoutSeconds))
+        let configuration = settings, timeout = connectTimeoutSeconds
+        let failure: String? = await withTaskGroup(of: String??.self) { group in
+            group.addTask {
+                do {
+                    let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+                    try await connection.close()
+                    return .some(nil)
+                } catch {
+                    return .some(Self.reason(error, timeout: timeout))
+                }
+            }
+            // The whole log-in, not only the TCP connect: a server that accepts and then says nothing is no better.
+            group.addTask {
+                try? await Task.sleep(for: .seconds(timeout))
+                return Task.isCancelled ? nil : .some("no answer within \(timeout) s (connectTimeoutSeconds)")
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? "no answer within \(timeout) s (connectTimeoutSeconds)"
+        }
+        if let failure { throw .cannotOpen("\(description): \(failure)") }
+    }
+
+    /// One line a user can act on. The server's own message when there is one ("password authentication failed for
+    /// user ..."), else what the network said.
+    static func reason(_ error: any Error, timeout: Int) -> String {
+        guard let error = error as? PSQLError else { return "cannot connect (\(type(of: error)))" }
+        if let message = error.serverInfo?[.message] { return message }
+        switch error.code {
+        case .sslUnsupported: return "the server does not offer TLS, which sslmode requires"
+        default:
+            if let underlying = error.underlying {
+                if underlying is NIOSSLError {
+                    return "\(underlying)".contains("CERTIFICATE_VERIFY_FAILED")
+                        ? "the server's TLS certificate is not trusted (name its CA with sslrootcert=FILE)"
+                        : "the TLS handshake failed"
+                }
+                let network = (underlying as? NIOConnectionError)?.connectionErrors.last?.error ?? underlying
+                if case .connectTimeout? = network as? ChannelError { return "no answer within \(timeout) s (connectTimeoutSeconds)" }
+                if let io = network as? IOError { return "cannot connect: \(String(cString: strerror(io.errnoCode)))" }
+                return "cannot connect (\(type(of: network)))"
+            }
+            return "cannot connect (\(error.code))"
+        }
+    }
+
+    /// Runs a connection pool for the duration of `body`, after a probe that fails fast.
     func withClient<T: Sendable>(logger: Logger, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        try await probe(logger: logger)
+        let tls: PostgresClient.Configuration.TLS = switch (sslMode, try tlsConfiguration()) {
+        case (.prefer, let configuration?): .prefer(configuration)
+        case (_, let configuration?): .require(configuration)
+        case (_, nil): .disable
+        }
         var configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password,
-                                                         database: database, tls: .disable)
+                                                         database: database, tls: tls)
+        configuration.options.connectTimeout = .seconds(connectTimeoutSeconds)
         // A few connections serve a process's stages: each new one costs the server a backend to start and the
         // statements to prepare, which over a run outweighed any wait for a free connection.
         configuration.options.maximumConnections = 4
