@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 import VerifyModel
 
@@ -147,6 +148,64 @@ struct StoreTests {
                 _ = try await store.recordSubmission(documentId: "nope", outcome: .accepted, error: nil, at: t0)
             }
         }
+    }
+
+    @Test("a submission claim: held against others until it expires, renewed by its owner, ended by the finish, given back on release",
+          arguments: StoreKind.allCases)
+    func submissionClaims(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, location in
+            _ = try await store.openTransaction(newTransaction("t1"))
+            _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
+            _ = try await store.collect(document("d2", "t1", .selfie), at: t0)
+            let lease = t0.addingTimeInterval(30)
+            #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0) == .claimed)
+            // Another process, on the same store.
+            try await location.withStore(create: false) { other in
+                #expect(try await other.claimSubmission(documentId: "d1", owner: "b", until: lease, at: t0.addingTimeInterval(29)) == .held(until: lease))
+                #expect(try await other.claimSubmission(documentId: "d1", owner: "b", until: t0.addingTimeInterval(60), at: t0.addingTimeInterval(30))
+                    == .claimed, "an expired claim is taken over")
+                #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0.addingTimeInterval(31))
+                    == .held(until: t0.addingTimeInterval(60)))
+                _ = try await other.finishSubmission(documentId: "d1", type: .governmentId, of: "t1", accepted: true, error: nil,
+                                                     at: t0.addingTimeInterval(32))
+                #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0.addingTimeInterval(33)) == .accepted)
+
+                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0) == .claimed)
+                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0.addingTimeInterval(1)) == .claimed,
+                        "its owner renews it")
+                try await store.releaseSubmission(documentId: "d2", owner: "b")
+                #expect(try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .held(until: lease),
+                        "only the owner can release")
+                try await store.releaseSubmission(documentId: "d2", owner: "a")
+                #expect(try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .claimed)
+                // A failed submission ends the claim too: the document may be claimed and sent again.
+                _ = try await other.finishSubmission(documentId: "d2", type: .selfie, of: "t1", accepted: false, error: "HTTP 400", at: t0)
+                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0) == .claimed)
+            }
+            await #expect(throws: StoreError.unknownDocument("nope")) {
+                _ = try await store.claimSubmission(documentId: "nope", owner: "a", until: lease, at: t0)
+            }
+        }
+    }
+
+    @Test("eight processes opening a new SQLite file at once all open it, and migrate it once")
+    func concurrentFirstOpen() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("verify-pipeline.sqlite").path
+        // Threads, not tasks: each open blocks while it migrates, as separate processes would.
+        let failures = Mutex<[String]>([])
+        let threads = (0..<8).map { _ in
+            Thread {
+                do { _ = try SQLiteTransactionStore(path: path) } catch { failures.withLock { $0.append("\(error)") } }
+            }
+        }
+        threads.forEach { $0.start() }
+        while threads.contains(where: { !$0.isFinished }) { usleep(10_000) }
+        #expect(failures.withLock { $0 } == [])
+        let applied = try await DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
+        #expect(applied == SQLiteTransactionStore.migrations.map(\.identifier))
     }
 
     @Test("a QR naming a known transaction with another verification code is refused, remembered or not", arguments: StoreKind.allCases)
