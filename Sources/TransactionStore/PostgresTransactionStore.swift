@@ -195,7 +195,10 @@ public final class PostgresTransactionStore: TransactionStore {
 
     public func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
         let logger = logger
-        try await database.withConnection { connection in
+        try await database.transaction { connection in
+            try await connection.query("""
+                DELETE FROM submissions WHERE document_id = \(documentId) AND claim_owner = \(owner) AND attempts = 0 AND outcome = 'PENDING'
+                """, logger: logger)
             try await connection.query("""
                 UPDATE submissions SET claim_owner = NULL, claim_expires_at = NULL
                 WHERE document_id = \(documentId) AND claim_owner = \(owner)

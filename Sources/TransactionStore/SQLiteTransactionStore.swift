@@ -316,6 +316,8 @@ public final class SQLiteTransactionStore: TransactionStore {
 
     public func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
         try await write { db in
+            try db.execute(sql: "DELETE FROM submissions WHERE documentId = ? AND claimOwner = ? AND attempts = 0 AND outcome = 'PENDING'",
+                           arguments: [documentId, owner])
             try db.execute(sql: "UPDATE submissions SET claimOwner = NULL, claimExpiresAt = NULL WHERE documentId = ? AND claimOwner = ?",
                            arguments: [documentId, owner])
         }

@@ -202,7 +202,8 @@ public protocol TransactionStore: Sendable {
     /// Claims the recorded document's submission for `owner` until `expiry`, in one database transaction: unless it
     /// was accepted, or another owner's claim has not yet expired at `time`. Claiming again renews one's own claim.
     func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError) -> SubmissionClaim
-    /// Gives up `owner`'s claim without an outcome (its run was cancelled mid-send): others may claim it at once.
+    /// Gives up `owner`'s claim without an outcome (its run was cancelled mid-send): others may claim it at once. A
+    /// submission never tried before leaves no row, as if it had not been claimed.
     func releaseSubmission(documentId: String, owner: String) async throws(StoreError)
     /// Stores the transaction's signals payload unless it has one: the first one set is kept, and returned.
     func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String

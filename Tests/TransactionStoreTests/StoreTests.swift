@@ -177,6 +177,7 @@ struct StoreTests {
                 #expect(try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .held(until: lease),
                         "only the owner can release")
                 try await store.releaseSubmission(documentId: "d2", owner: "a")
+                #expect(try await other.submission(documentId: "d2") == nil, "a released claim on a submission never tried leaves no row")
                 #expect(try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .claimed)
                 // A failed submission ends the claim too: the document may be claimed and sent again.
                 _ = try await other.finishSubmission(documentId: "d2", type: .selfie, of: "t1", accepted: false, error: "HTTP 400", at: t0)
