@@ -26,10 +26,13 @@ struct ConcurrentRunsTests {
         let folder = try temporaryFolder("five-\(store)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: (0..<150).map { "accept-\($0)" })
+        // Without a kill, no attempt may time out (a retry would be a second request, answered 409): a generous
+        // timeout on a loaded machine. With one, the lease it sets is how long the survivors wait to take over.
+        let timeout = killOne ? 2 : 10
         let pipeline = try pipelineFile(folder, """
             policy:
               documents: {EMAIL: REQUIRED, PHONE: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
-            submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 1, retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 50}}
+            submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: \(timeout), retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 50}}
             """)
         let location = switch store {
         case .sqlite: folder.appendingPathComponent("store.sqlite").path

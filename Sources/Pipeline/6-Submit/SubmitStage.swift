@@ -42,9 +42,10 @@ struct SubmitStage: Sendable {
         }
         do throws(StageStop) {
             return try await send(document, input: input)
-        } catch .cancelled {
+        } catch {
+            // Nothing was recorded (cancelled, or the store refused the write): the next run need not wait for the lease.
             await release(documentId)
-            throw .cancelled
+            throw error
         }
     }
 
@@ -65,8 +66,8 @@ struct SubmitStage: Sendable {
         }
     }
 
-    /// Gives the claim up for a cancelled send, so a re-run need not wait for it to expire. The write is the store's
-    /// last act for this document and must not be cancelled with the run: it runs in a task of its own.
+    /// Gives the claim up for a send that recorded nothing, so a re-run need not wait for it to expire. The write is the
+    /// store's last act for this document and must not be cancelled with the run: it runs in a task of its own.
     private func release(_ documentId: String) async {
         let store = store, owner = claims.owner
         await Task.detached { try? await store.releaseSubmission(documentId: documentId, owner: owner) }.value
