@@ -42,8 +42,9 @@ let package = Package(
         .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         // setjmp/longjmp error handling for libjpeg and libpng has to live in C.
-        .target(name: "CImageCodecs", dependencies: ["CLibJPEG", "CLibPNG"], cSettings: fuzzedC),
+        .target(name: "CImageCodecs", dependencies: ["CLibJPEG", "CLibPNG", "CLibWebP"], cSettings: fuzzedC),
         // A C API over zxing-cpp (C++), for PDF417 and as a fallback reader.
         .target(
             name: "CZXingShim",

@@ -5,14 +5,17 @@ import VerifyModel
 public enum ImageFormat: String, Sendable {
     case jpeg
     case png
+    case webp
 
     /// Sniffs the format from the bytes; the file name is never trusted.
     public init?(sniffing bytes: some Collection<UInt8>) {
-        let head = Array(bytes.prefix(8))
+        let head = Array(bytes.prefix(12))
         if head.starts(with: [0xFF, 0xD8, 0xFF]) {
             self = .jpeg
-        } else if head == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] {
+        } else if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
             self = .png
+        } else if head.count == 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) {
+            self = .webp
         } else {
             return nil
         }
@@ -32,7 +35,7 @@ public struct ImageDecodingError: CodedError, Equatable, CustomStringConvertible
     public var description: String { message }
 }
 
-/// Decodes JPEG and PNG bytes straight to 8-bit grayscale through libjpeg and libpng.
+/// Decodes JPEG, PNG and WebP bytes straight to 8-bit grayscale through libjpeg, libpng and libwebp.
 public struct ImageDecoder: Sendable {
     public struct Configuration: Sendable {
         /// Images declaring more pixels than this are refused before any allocation (decompression bombs).
@@ -62,14 +65,14 @@ public struct ImageDecoder: Sendable {
         self.configuration = configuration
     }
 
-    /// Decodes `bytes`. With `targetPixels`, a JPEG is decoded at the smallest DCT scale (1/2, 1/4, 1/8)
-    /// that keeps at least that many pixels; PNGs are always decoded at full size.
+    /// Decodes `bytes`. With `targetPixels`, a JPEG is decoded at the smallest DCT scale (1/2, 1/4, 1/8), a WebP at the
+    /// smallest size, that keeps at least that many pixels; PNGs are always decoded at full size.
     public func decode(_ bytes: [UInt8], targetPixels: Int? = nil) throws(ImageDecodingError) -> GrayImage {
         guard !bytes.isEmpty else {
             throw ImageDecodingError(reason: .empty, message: "the file is empty")
         }
         guard let format = ImageFormat(sniffing: bytes) else {
-            throw ImageDecodingError(reason: .unknownFormat, message: "not a JPEG or PNG image")
+            throw ImageDecodingError(reason: .unknownFormat, message: "not a JPEG, PNG or WebP image")
         }
         var image = vp_gray_image()
         var message = [CChar](repeating: 0, count: 256)
@@ -83,6 +86,9 @@ public struct ImageDecoder: Sendable {
                 case .png:
                     vp_png_decode_gray(data.baseAddress, data.count, limits, &image,
                                        text.baseAddress, text.count)
+                case .webp:
+                    vp_webp_decode_gray(data.baseAddress, data.count, UInt64(max(targetPixels ?? 0, 0)),
+                                        limits, &image, text.baseAddress, text.count)
                 }
             }
         }

@@ -13,7 +13,7 @@ public enum ImageFile {
 
 extension ImageFile {
     /// The file name extensions of the images a folder is searched for (the format itself is sniffed from the bytes).
-    public static let extensions: Set<String> = ["jpg", "jpeg", "png"]
+    public static let extensions: Set<String> = ["jpg", "jpeg", "png", "webp"]
 
     public static func hasImageExtension(_ url: URL) -> Bool {
         extensions.contains(url.pathExtension.lowercased())

@@ -46,7 +46,7 @@ func readPGM(_ bytes: [UInt8]) throws -> GrayImage {
     return GrayImage(width: width, height: height, pixels: Array(bytes[index..<(index + width * height)]))
 }
 
-@Suite("Decoding every JPEG and PNG variant to grayscale")
+@Suite("Decoding every JPEG, PNG and WebP variant to grayscale")
 struct ImageDecoderTests {
     @Test("matches the reference decode", arguments: FixtureManifest.shared.decodes)
     func matchesReference(_ fixture: FixtureManifest.Decode) throws {
@@ -78,6 +78,8 @@ struct ImageDecoderTests {
         let png = try FixtureManifest.bytes("png-rgb8.png")
         #expect(ImageFormat(sniffing: png) == .png)
         #expect(ImageFormat(sniffing: try FixtureManifest.bytes("jpeg-baseline.jpg")) == .jpeg)
+        #expect(ImageFormat(sniffing: try FixtureManifest.bytes("webp-lossy.webp")) == .webp)
+        #expect(ImageFormat(sniffing: Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVE".utf8)) == nil, "a RIFF file that is not a WebP")
         #expect(ImageFormat(sniffing: Array("GIF89a".utf8)) == nil)
     }
 }
@@ -94,6 +96,9 @@ struct CorruptInputTests {
         "corrupt-huge-header.png": .tooLarge,
         "corrupt-huge-header.jpg": .tooLarge,
         "hostile-many-scans.jpg": .tooCostly,
+        "corrupt-truncated.webp": .corrupt,
+        "corrupt-huge-header.webp": .tooLarge,
+        "corrupt-animated.webp": .corrupt,
     ]
 
     @Test("every corrupt fixture has an expected reason")
@@ -126,7 +131,7 @@ struct CorruptInputTests {
         #expect(try ImageDecoder(configuration: .init(maxScans: 20_000)).decode(try FixtureManifest.bytes("hostile-many-scans.jpg")).width == 97)
     }
 
-    @Test("a decode that spends its CPU budget is stopped", arguments: ["hostile-many-scans.jpg", "large-gradient.png"])
+    @Test("a decode that spends its CPU budget is stopped", arguments: ["hostile-many-scans.jpg", "large-gradient.png", "large-gradient.webp"])
     func cpuBudget(_ name: String) throws {
         let bytes = try FixtureManifest.bytes(name)
         let tight = ImageDecoder(configuration: .init(maxScans: 0, cpuBudget: .milliseconds(1)))

@@ -49,7 +49,7 @@ struct ScanCommandTests {
         let corruptFixtures = CLIRunner.root.appendingPathComponent("Tests/ImageDecodingTests/Fixtures")
         let corrupt = try FileManager.default.contentsOfDirectory(atPath: corruptFixtures.path)
             .filter { $0.hasPrefix("corrupt-") }
-        #expect(corrupt.count == 8)
+        #expect(corrupt.count == 11)
         for name in corrupt {
             try FileManager.default.copyItem(at: corruptFixtures.appendingPathComponent(name),
                                              to: folder.appendingPathComponent(name))

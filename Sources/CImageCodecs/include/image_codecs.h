@@ -41,6 +41,12 @@ vp_decode_status vp_jpeg_decode_gray(const uint8_t *data, size_t size, uint64_t 
 vp_decode_status vp_png_decode_gray(const uint8_t *data, size_t size, vp_decode_limits limits,
                                     vp_gray_image *out, char *message, size_t message_size);
 
+/// Decodes a still WebP (lossy or lossless) to grayscale; alpha is composited over white. When `target_pixels` > 0,
+/// libwebp scales while decoding to the smallest size that still has at least `target_pixels` pixels.
+vp_decode_status vp_webp_decode_gray(const uint8_t *data, size_t size, uint64_t target_pixels,
+                                     vp_decode_limits limits, vp_gray_image *out,
+                                     char *message, size_t message_size);
+
 void vp_gray_image_free(vp_gray_image *image);
 
 /// Serves every allocation of at least `threshold` bytes with a mapping of its own, returned to the system when

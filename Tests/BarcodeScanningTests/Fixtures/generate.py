@@ -32,6 +32,8 @@ def main():
     codegen.place(card, codegen.qr(url(1), module_px=4), 250, 40)
     write("qr.png", card, [("QR_CODE", url(1))])
     write("qr.jpg", card, [("QR_CODE", url(1))], quality=88)
+    # What phones and browsers upload: lossy WebP.
+    write("qr.webp", card, [("QR_CODE", url(1))], quality=80)
 
     # Light code on a dark card: only the negative pass reads it.
     dark = codegen.paper(480, 320, seed=2)

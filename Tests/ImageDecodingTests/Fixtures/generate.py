@@ -271,6 +271,41 @@ def many_scans(progressive, count):
     return progressive[:last] + progressive[start:end] * (count - len(scans)) + progressive[last:]
 
 
+def webp_variants(rgb):
+    """Still WebPs written by Pillow (libwebp's encoder): lossless, lossless with alpha, lossy. References: the
+    luma of the source (lossless; alpha composited over white) or of Pillow's own decode (lossy)."""
+    variants = {}
+    Image.fromarray(rgb).save(os.path.join(HERE, "webp-lossless.webp"), lossless=True)
+    variants["webp-lossless"] = (luma(rgb), 2)
+    y, x = np.mgrid[0:H, 0:W]
+    alpha = ((x * 255) // (W - 1)).astype(np.uint8)
+    Image.fromarray(np.dstack([rgb, alpha])).save(os.path.join(HERE, "webp-lossless-alpha.webp"), lossless=True, exact=True)
+    over_white = (luma(rgb).astype(np.int64) * alpha + 255 * (255 - alpha.astype(np.int64)) + 127) // 255
+    variants["webp-lossless-alpha"] = (over_white.astype(np.uint8), 2)
+    path = os.path.join(HERE, "webp-lossy.webp")
+    Image.fromarray(rgb).save(path, quality=92, method=6)
+    variants["webp-lossy"] = (luma(np.asarray(Image.open(path).convert("RGB"))), 4)
+    return variants
+
+
+def webp_corrupt_inputs():
+    lossy = open(os.path.join(HERE, "webp-lossy.webp"), "rb").read()
+    files = {"corrupt-truncated.webp": lossy[: len(lossy) * 6 // 10]}
+    # A VP8L (lossless) header that claims 16384 x 16384 pixels: 14-bit width-1 and height-1 after the 0x2f signature.
+    bits = (16383) | (16383 << 14)
+    vp8l = b"\x2f" + struct.pack("<I", bits) + b"\x00" * 16
+    files["corrupt-huge-header.webp"] = b"RIFF" + struct.pack("<I", 4 + 8 + len(vp8l)) + b"WEBP" + b"VP8L" + struct.pack("<I", len(vp8l)) + vp8l
+    # Two frames: animation is not a document image.
+    frames = [Image.fromarray(rgb_frame) for rgb_frame in (source_rgb(), 255 - source_rgb())]
+    buffer = os.path.join(HERE, "corrupt-animated.webp")
+    frames[0].save(buffer, save_all=True, append_images=frames[1:], duration=100, lossless=True)
+    files["corrupt-animated.webp"] = open(buffer, "rb").read()
+    for name, data in files.items():
+        with open(os.path.join(HERE, name), "wb") as f:
+            f.write(data)
+    return sorted(files)
+
+
 def main():
     rgb = source_rgb()
     manifest = {"decodes": [], "corrupt": []}
@@ -292,11 +327,16 @@ def main():
         w, h = (W + denominator - 1) // denominator, (H + denominator - 1) // denominator
         manifest["decodes"].append({"file": "jpeg-baseline.jpg", "reference": name + ".pgm", "width": w,
                                     "height": h, "tolerance": 3, "targetPixels": w * h})
-    manifest["corrupt"] = corrupt_inputs()
+    for name, (expected, tolerance) in webp_variants(rgb).items():
+        write_pgm(os.path.join(HERE, name + ".pgm"), expected)
+        manifest["decodes"].append({"file": name + ".webp", "reference": name + ".pgm", "width": W, "height": H,
+                                    "tolerance": tolerance, "targetPixels": 0})
+    manifest["corrupt"] = corrupt_inputs() + webp_corrupt_inputs()
     # Large and cheap to store: decoding it takes a few milliseconds, enough to run out a 1 ms CPU budget.
     gradient = (np.add.outer(np.arange(3000), np.arange(3000)) % 256).astype(np.uint8)
     with open(os.path.join(HERE, "large-gradient.png"), "wb") as f:
         f.write(png_bytes(gradient[:, :, None], 0, 8))
+    Image.fromarray(gradient).save(os.path.join(HERE, "large-gradient.webp"), lossless=True)
     with open(os.path.join(HERE, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
