@@ -26,10 +26,14 @@ public struct Barcode: Codable, Hashable, Sendable {
         self.text = text
     }
 
-    /// Payloads are raw bytes: UTF-8 when they are valid UTF-8, else ISO-8859-1 (the symbologies' default).
+    /// Raw payload bytes whose charset the decoder did not report (ZBar's): see `PayloadText`.
     init(format: BarcodeFormat, bytes: some Collection<UInt8>) {
-        let text = String(validating: bytes, as: UTF8.self)
-            ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
-        self.init(format: format, text: text)
+        self.init(format: format, text: PayloadText.text(bytes))
+    }
+
+    /// zxing-cpp's reading, which follows the symbol's ECI designators and modes (QR Kanji, Hanzi). ASCII payloads
+    /// keep their bytes exactly (verification URLs, AAMVA records with their control characters).
+    init(format: BarcodeFormat, bytes: some Collection<UInt8>, decodedText: String) {
+        self.init(format: format, text: bytes.allSatisfy { $0 < 0x80 } ? String(decoding: Array(bytes), as: UTF8.self) : decodedText)
     }
 }

@@ -23,10 +23,12 @@ enum ZXingReader {
         guard status == 0 else {
             throw Failure(message: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
-        return (0..<results.count).compactMap { index in
+        return (0..<results.count).compactMap { index -> Barcode? in
             let item = results.items[index]
             guard let format = BarcodeFormat.allCases.first(where: { bit($0) == item.format }) else { return nil }
-            return Barcode(format: format, bytes: UnsafeBufferPointer(start: item.bytes, count: item.length))
+            let bytes = UnsafeBufferPointer(start: item.bytes, count: item.length)
+            let text = UnsafeRawBufferPointer(start: item.text, count: item.text_length)
+            return Barcode(format: format, bytes: bytes, decodedText: String(decoding: text, as: UTF8.self))
         }
     }
 

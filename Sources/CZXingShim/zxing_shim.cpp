@@ -1,6 +1,7 @@
 #include "zxing_shim.h"
 
 #include <ZXing/ReadBarcode.h>
+#include <ZXing/TextUtfEncoding.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -36,14 +37,19 @@ extern "C" int vp_zx_read(const uint8_t *pixels, int width, int height, int form
         if (!out->items) throw std::bad_alloc();
         for (auto &r : results) {
             if (!r.isValid()) continue;
-            vp_zx_barcode &item = out->items[out->count];
+            // Counted before its buffers are allocated: a failure part-way frees what there is (calloc'd NULLs).
+            vp_zx_barcode &item = out->items[out->count++];
             for (auto &entry : kFormats) if (r.format() == entry.format) item.format = entry.bit;
             const ByteArray &bytes = r.bytes();
             item.length = bytes.size();
             item.bytes = static_cast<uint8_t *>(malloc(item.length ? item.length : 1));
             if (!item.bytes) throw std::bad_alloc();
             if (item.length) memcpy(item.bytes, bytes.data(), item.length);
-            out->count++;
+            std::string text = TextUtfEncoding::ToUtf8(r.text());
+            item.text_length = text.size();
+            item.text = static_cast<char *>(malloc(item.text_length ? item.text_length : 1));
+            if (!item.text) throw std::bad_alloc();
+            if (item.text_length) memcpy(item.text, text.data(), item.text_length);
         }
         return 0;
     } catch (const std::exception &error) {
@@ -58,7 +64,10 @@ extern "C" int vp_zx_read(const uint8_t *pixels, int width, int height, int form
 }
 
 extern "C" void vp_zx_results_free(vp_zx_results *results) {
-    for (size_t i = 0; i < results->count; i++) free(results->items[i].bytes);
+    for (size_t i = 0; i < results->count; i++) {
+        free(results->items[i].bytes);
+        free(results->items[i].text);
+    }
     free(results->items);
     results->items = nullptr;
     results->count = 0;

@@ -86,3 +86,18 @@ struct BarcodeScannerTests {
         #expect(Barcode(format: .qrCode, bytes: Array("é".utf8)).text == "é")
     }
 }
+
+@Suite("Payload bytes to text when the decoder does not say their charset")
+struct PayloadTextTests {
+    /// The bytes are written out here (Python's codecs made them), the text is what a reader must show.
+    @Test("each charset case gives its exact text", arguments: [
+        ([0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA, 0x83, 0x65, 0x83, 0x4C, 0x83, 0x58, 0x83, 0x67], "日本語テキスト"),   // Shift-JIS
+        ([0xD6, 0xD0, 0xCE, 0xC4, 0xCE, 0xC4, 0xB1, 0xBE, 0xB2, 0xE2, 0xCA, 0xD4], "中文文本测试"),               // GB2312
+        ([0x63, 0x61, 0x66, 0xE9, 0x20, 0x63, 0x72, 0xE8, 0x6D, 0x65], "café crème"),                         // ISO-8859-1
+        ([0x47, 0x72, 0xC3, 0xBC, 0xC3, 0x9F, 0x65], "Grüße"),                                               // UTF-8
+        (Array("@\n\u{1e}\rANSI 636014".utf8), "@\n\u{1e}\rANSI 636014"),                                  // ASCII with controls
+    ] as [([UInt8], String)])
+    func charset(bytes: [UInt8], text: String) {
+        #expect(PayloadText.text(bytes) == text)
+    }
+}

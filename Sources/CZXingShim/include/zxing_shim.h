@@ -20,6 +20,8 @@ typedef struct {
     int format;        ///< one VP_ZX_* bit
     uint8_t *bytes;    ///< the decoded payload, not NUL-terminated
     size_t length;
+    char *text;        ///< the payload as zxing-cpp reads it (ECI, QR Kanji/Hanzi modes, its charset guess), UTF-8
+    size_t text_length;
 } vp_zx_barcode;
 
 typedef struct {

@@ -5,7 +5,9 @@ Run: /usr/bin/python3 Tests/BarcodeScanningTests/Fixtures/generate.py   (needs z
 """
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 from PIL import Image
@@ -19,6 +21,35 @@ ENV = "0b0c5d3e-6f4a-4e58-9d0e-0123456789ab"
 
 def url(n):
     return codegen.verification_url(ENV, f"txn-fixture-{n:03d}", f"{100000 + n * 37:06d}", "api")
+
+
+def charset_qr(options, data, kind=codegen.ZINT_QR):
+    """A symbol written by zint with its own charset handling: `data` is UTF-8 text zint converts (to Shift-JIS for
+    the QR Kanji mode, or to the ECI's charset), or bytes it takes as they are (--binary)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source, out = os.path.join(tmp, "data.bin"), os.path.join(tmp, "symbol.png")
+        with open(source, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+        # zint takes segments only with -d (not -i); every segmented payload here is printable text.
+        source_option = ["-d", data] if any(o.startswith("--seg") for o in options) else ["-i", source]
+        subprocess.run(["zint", "-b", str(kind), "--scale=0.5", "--border=0", "--whitesp=0", "--vwhitesp=0",
+                        "-o", out] + source_option + options, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        symbol = np.array(Image.open(out).convert("L"))
+    return codegen.render(symbol, 4 if kind == codegen.ZINT_QR else 3, quiet_modules=4 if kind == codegen.ZINT_QR else 2)
+
+
+# Payloads in other charsets than ASCII, as issue 15's real photos had them; each must read as this exact text.
+CHARSET_CASES = [
+    ("qr-kanji-mode.png", [], "日本語のテキストです", "QR_CODE"),                       # Kanji mode, no ECI
+    ("qr-shift-jis-bytes.png", ["--binary"], "日本語テキスト".encode("shift_jis"), "QR_CODE"),
+    ("qr-gb2312-bytes.png", ["--binary"], "中文文本测试".encode("gb2312"), "QR_CODE"),
+    ("qr-latin1-bytes.png", ["--binary"], "café crème brûlée".encode("latin-1"), "QR_CODE"),
+    ("qr-eci-latin1.png", ["--eci=3"], "Grüße aus Köln", "QR_CODE"),
+    ("qr-eci-utf8.png", ["--eci=26"], "Grüße 日本 中文", "QR_CODE"),
+    ("qr-eci-shift-jis.png", ["--eci=20"], "東京都千代田区", "QR_CODE"),
+    ("qr-eci-gb2312.png", ["--eci=29"], "北京市海淀区", "QR_CODE"),
+    ("pdf417-eci-mixed.png", ["--eci=3", "--seg1=7,Привет", "--seg2=26,日本"], None, "PDF417"),
+]
 
 
 def main():
@@ -51,6 +82,18 @@ def main():
     tilted = codegen.paper(520, 520, seed=4)
     codegen.place(tilted, codegen.qr(url(5), module_px=5), 120, 120)
     write("qr-rotated.png", tilted.rotate(27, resample=Image.BICUBIC, fillcolor=(246, 244, 238)), [("QR_CODE", url(5))])
+
+    for name, options, data, symbology in CHARSET_CASES:
+        kind = codegen.ZINT_QR if symbology == "QR_CODE" else codegen.ZINT_PDF417
+        if data is None:  # multi-segment: segment 0 is Latin-1 text
+            data, expected = "Grüße", "GrüßeПривет日本"
+        else:
+            expected = data if isinstance(data, str) else data.decode({"qr-shift-jis-bytes.png": "shift_jis",
+                                                                       "qr-gb2312-bytes.png": "gb2312"}.get(name, "latin-1"))
+        symbol = charset_qr(options, data, kind)
+        card = codegen.paper(symbol.shape[1] + 80, symbol.shape[0] + 80, seed=20)
+        codegen.place(card, symbol, 40, 40)
+        write(name, card, [(symbology, expected)])
 
     # A photo-sized JPEG with fine modules: unreadable at half size, readable at full size.
     photo = codegen.paper(1600, 1200, seed=5)
