@@ -8,6 +8,9 @@ final class InteractiveProcess: Sendable {
     private let lines = Mutex<[String]>([])
     private let arrived = DispatchSemaphore(value: 0)
     private let errors = Mutex(Data())
+    /// Signalled once by each reader thread at the end of its pipe: after the exit, what the process wrote is all in.
+    private let drained = DispatchSemaphore(value: 0)
+    private let readersDone = Mutex(false)
 
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
         process = Process()
@@ -23,6 +26,7 @@ final class InteractiveProcess: Sendable {
         try process.run()
         let output = stdout.fileHandleForReading
         Thread { [self] in
+            defer { drained.signal() }
             var buffer = Data()
             while true {
                 let chunk = output.availableData
@@ -38,6 +42,7 @@ final class InteractiveProcess: Sendable {
         }.start()
         let errorHandle = stderr.fileHandleForReading
         Thread { [self] in
+            defer { drained.signal() }
             while true {
                 let chunk = errorHandle.availableData
                 if chunk.isEmpty { break }
@@ -66,6 +71,12 @@ final class InteractiveProcess: Sendable {
     func waitForExit(timeout: Double = 60) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(20_000) }
-        return !process.isRunning
+        guard !process.isRunning else { return false }
+        // The pipes end when the process (and any child holding them) is gone; their last bytes may still be in flight.
+        if !readersDone.withLock({ $0 }),
+           drained.wait(timeout: .now() + 5) == .success, drained.wait(timeout: .now() + 5) == .success {
+            readersDone.withLock { $0 = true }
+        }
+        return true
     }
 }
