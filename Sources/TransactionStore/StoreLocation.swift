@@ -183,26 +183,26 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         var settings = PostgresConnection.Configuration(host: host, port: port, username: user, password: password,
                                                         database: database, tls: tls)
         settings.options.connectTimeout = .seconds(Int64(connectTimeoutSeconds))
-        let configuration = settings, timeout = connectTimeoutSeconds
-        let failure: String? = await withTaskGroup(of: String??.self) { group in
-            group.addTask {
-                do {
-                    let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
-                    try await connection.close()
-                    return .some(nil)
-                } catch {
-                    return .some(Self.reason(error, timeout: timeout))
-                }
-            }
-            // The whole log-in, not only the TCP connect: a server that accepts and then says nothing is no better.
-            group.addTask {
-                try? await Task.sleep(for: .seconds(timeout))
-                return Task.isCancelled ? nil : .some("no answer within \(timeout) s (connectTimeoutSeconds)")
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? "no answer within \(timeout) s (connectTimeoutSeconds)"
+        // The deadline runs on the connection's event loop, not as a sleeping task: a process whose task threads are
+        // busy must not mistake its own slowness for the server's silence.
+        let timeout = connectTimeoutSeconds
+        let eventLoop = PostgresConnection.defaultEventLoopGroup.any()
+        let outcome = eventLoop.makePromise(of: String?.self)
+        let deadline = eventLoop.scheduleTask(in: .seconds(Int64(timeout))) {
+            outcome.succeed("no answer within \(timeout) s (connectTimeoutSeconds)")
         }
+        PostgresConnection.connect(on: eventLoop, configuration: settings, id: 0, logger: logger).whenComplete { result in
+            deadline.cancel()
+            switch result {
+            case .success(let connection):
+                connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }   // alive until closed
+                outcome.succeed(nil)
+            case .failure(let error):
+                outcome.succeed(Self.reason(error, timeout: timeout))
+            }
+        }
+        // The first answer wins (a promise completes once); a log-in that ends after the deadline is closed unused.
+        let failure = try? await outcome.futureResult.get()
         if let failure { throw .cannotOpen("\(description): \(failure)") }
     }
 
