@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""Scores `verify-pipeline scan --json` and `zbarimg --xml` results against a corpus's expected.json.
+"""Scores barcode readers on a corpus's expected.json, side by side: `verify-pipeline scan --json`, the zxing-cpp
+reference (scripts/bench/zxing_reference.py, same NDJSON) and `zbarimg --xml`.
 
-Usage: score_scan.py CORPUS OURS.ndjson OURS_SECONDS ZBARIMG.xml ZBARIMG_SECONDS
-An image counts as decoded when every expected code was read with the right text and nothing else was
-read; on a no-code image, when nothing was read. A false read is any text not expected on that image.
+Usage: score_scan.py CORPUS NAME=RESULTS:WALL_SECONDS:CPU_SECONDS[:CORES] ...   (RESULTS: .ndjson or zbarimg's .xml)
+An image counts as decoded when every expected code was read with the right text and nothing else was read; on
+a no-code image, when nothing was read. A wrong or false read is any text not expected on that image. The first
+reader is compared with every other.
 """
 import collections
 import json
@@ -12,12 +14,12 @@ import sys
 import xml.etree.ElementTree as ET
 
 
-def load_ours(path, corpus):
+def load_ndjson(path, corpus):
     results = {}
     with open(path) as f:
         for line in f:
             item = json.loads(line)
-            key = os.path.relpath(item["source"], corpus)
+            key = os.path.relpath(item["source"], corpus) if os.path.isabs(item["source"]) else item["source"]
             results[key] = {(b["format"], b["text"]) for b in item.get("barcodes", [])}
     return results
 
@@ -27,7 +29,7 @@ def load_zbarimg(path, corpus):
     results = {}
     root = ET.parse(path).getroot()
     for source in root.iter("{http://zbar.sourceforge.net/2008/barcode}source"):
-        key = os.path.relpath(source.get("href"), corpus)
+        key = os.path.relpath(source.get("href"), corpus) if os.path.isabs(source.get("href")) else source.get("href")
         found = set()
         for symbol in source.iter("{http://zbar.sourceforge.net/2008/barcode}symbol"):
             data = symbol.find("{http://zbar.sourceforge.net/2008/barcode}data")
@@ -37,7 +39,7 @@ def load_zbarimg(path, corpus):
 
 
 def score(expected, results):
-    per_category = collections.defaultdict(lambda: [0, 0, 0])  # decoded, total, false reads
+    per_category = collections.defaultdict(lambda: [0, 0, 0])  # decoded, total, wrong or false reads
     for key, codes in expected.items():
         category = key.split("/")[0]
         want = {(c["format"], c["text"]) for c in codes}
@@ -50,28 +52,47 @@ def score(expected, results):
 
 
 def main():
-    corpus, ours_path, ours_seconds, zbar_path, zbar_seconds = sys.argv[1:6]
-    ours_seconds, zbar_seconds = float(ours_seconds), float(zbar_seconds)
+    corpus = sys.argv[1]
     expected = json.load(open(os.path.join(corpus, "expected.json")))
-    ours = score(expected, load_ours(ours_path, corpus))
-    zbar = score(expected, load_zbarimg(zbar_path, corpus))
-    print(f"{'category':<16}{'images':>7}{'ours':>8}{'zbarimg':>9}{'ours false':>12}{'zbarimg false':>15}")
-    worse = []
-    for category in sorted(ours, key=lambda c: list(expected).index(next(k for k in expected if k.startswith(c + "/")))):
-        o, z = ours[category], zbar[category]
-        print(f"{category:<16}{o[1]:>7}{o[0] / o[1]:>8.2f}{z[0] / z[1]:>9.2f}{o[2]:>12}{z[2]:>15}")
-        if o[0] < z[0]:
-            worse.append(category)
+    readers = []
+    for argument in sys.argv[2:]:
+        name, spec = argument.split("=", 1)
+        parts = spec.split(":")
+        path, wall, cpu = parts[0], float(parts[1]), float(parts[2])
+        cores = parts[3] if len(parts) > 3 else "1"
+        load = load_zbarimg if path.endswith(".xml") else load_ndjson
+        readers.append((name, score(expected, load(path, corpus)), wall, cpu, cores))
+    order = []
+    for key in expected:
+        category = key.split("/")[0]
+        if category not in order:
+            order.append(category)
+    print("decode rate per reader, then wrong or false reads per reader (in the same order)")
+    header = f"{'category':<18}{'images':>7}" + "".join(f"{name:>17}" for name, *_ in readers) + "".join(
+        f"{'wrong':>8}" for _ in readers)
+    print(header)
+    first = readers[0][0]
+    behind = collections.defaultdict(list)
+    for category in order:
+        total = readers[0][1][category][1]
+        line = f"{category:<18}{total:>7}"
+        line += "".join(f"{r[1][category][0] / total:>17.2f}" for r in readers)
+        line += "".join(f"{r[1][category][2]:>8}" for r in readers)
+        print(line)
+        for name, result, *_ in readers[1:]:
+            if readers[0][1][category][0] < result[category][0]:
+                behind[name].append(category)
     total = len(expected)
-    ours_ok, zbar_ok = sum(v[0] for v in ours.values()), sum(v[0] for v in zbar.values())
-    print(f"{'overall':<16}{total:>7}{ours_ok / total:>8.3f}{zbar_ok / total:>9.3f}"
-          f"{sum(v[2] for v in ours.values()):>12}{sum(v[2] for v in zbar.values()):>15}")
+    print(f"{'overall':<18}{total:>7}" + "".join(f"{sum(v[0] for v in r[1].values()) / total:>17.3f}" for r in readers)
+          + "".join(f"{sum(v[2] for v in r[1].values()):>8}" for r in readers))
     print()
-    print(f"verify-pipeline scan: {total / ours_seconds:7.1f} images/s ({ours_seconds:.2f} s)")
-    print(f"zbarimg:              {total / zbar_seconds:7.1f} images/s ({zbar_seconds:.2f} s)")
-    print(f"throughput ratio (ours / zbarimg): {zbar_seconds / ours_seconds:.2f}x")
-    print(f"decode-rate ratio (ours / zbarimg): {ours_ok / max(zbar_ok, 1):.2f}")
-    print(f"categories where ours decodes fewer than zbarimg: {', '.join(worse) if worse else 'none'}")
+    for name, _, wall, cpu, cores in readers:
+        print(f"{name:<16} {total / wall:8.1f} images/s  {wall:7.2f} s wall  {cpu * 1000 / total:7.1f} ms CPU per image  "
+              f"{cpu / wall:4.2f} cores busy ({cores} allowed)")
+    ours_wall = readers[0][2]
+    for name, _, wall, cpu, _ in readers[1:]:
+        print(f"throughput {first} / {name}: {wall / ours_wall:.2f}x;  categories where {first} decodes fewer: "
+              f"{', '.join(behind[name]) if behind[name] else 'none'}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Generates the scan benchmark corpus: categories of realistic capture problems, ten or more images each.
 
 Usage: scan_corpus.py OUT_DIR [--per-category N]
-Writes OUT_DIR/<category>/<n>.(jpg|png) and OUT_DIR/expected.json {relative path: [{"format","text"}]}.
+Writes OUT_DIR/<category>/<n>.(jpg|png|webp) and OUT_DIR/expected.json {relative path: [{"format","text"}]}.
 Seeded: the same command writes the same corpus.
 """
 import argparse
@@ -10,6 +10,8 @@ import json
 import math
 import os
 import random
+import subprocess
+import tempfile
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
@@ -96,6 +98,57 @@ def licence_payload(rng):
                           ("DAI", "ANYTOWN"), ("DAJ", "VA"), ("DAK", "232690000  "), ("DCG", "USA")])
 
 
+# Payloads in other charsets, written by zint in its own way: UTF-8 text it converts (the QR Kanji mode, or an
+# ECI's charset), or bytes it takes as they are.
+CHARSET_PAYLOADS = [
+    ([], "日本語のテキストです"), (["--binary"], "日本語テキスト".encode("shift_jis")),
+    (["--binary"], "中文文本测试内容".encode("gb2312")), (["--binary"], "café crème brûlée".encode("latin-1")),
+    (["--eci=3"], "Grüße aus Köln"), (["--eci=26"], "Grüße 日本 中文"), (["--eci=20"], "東京都千代田区"),
+    (["--eci=29"], "北京市海淀区"),
+]
+
+
+def charset_code(options, data, module_px):
+    with tempfile.TemporaryDirectory() as tmp:
+        source, out = os.path.join(tmp, "data.bin"), os.path.join(tmp, "symbol.png")
+        with open(source, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+        subprocess.run(["zint", "-b", str(codegen.ZINT_QR), "--scale=0.5", "--border=0", "--whitesp=0", "--vwhitesp=0",
+                        "-i", source, "-o", out] + options, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        symbol = np.array(Image.open(out).convert("L"))
+    text = data if isinstance(data, str) else data.decode("shift_jis" if b"\x93" in data else "gb2312" if b"\xd6" in data else "latin-1")
+    return codegen.render(symbol, module_px), text
+
+
+def dotted(code_array, module_px):
+    """Round dots for dark modules, as stylised codes draw them (the finder patterns stay square)."""
+    modules = code_array[::module_px, ::module_px] < 128
+    size = modules.shape[0]
+    image = Image.new("L", (size * module_px, size * module_px), 255)
+    draw = ImageDraw.Draw(image)
+    quiet = 4
+    for y, x in zip(*np.nonzero(modules)):
+        in_finder = any(fy <= y - quiet < fy + 7 and fx <= x - quiet < fx + 7
+                        for fy, fx in ((0, 0), (0, size - 2 * quiet - 7), (size - 2 * quiet - 7, 0)))
+        box = (x * module_px, y * module_px, (x + 1) * module_px - 1, (y + 1) * module_px - 1)
+        if in_finder:
+            draw.rectangle(box, fill=0)
+        else:
+            inset = module_px * 0.12
+            draw.ellipse((box[0] + inset, box[1] + inset, box[2] - inset, box[3] - inset), fill=0)
+    return np.asarray(image)
+
+
+def curved(image, rng):
+    """Paper bent along one axis: rows shift and stretch with a sine, as a page that does not lie flat."""
+    array = np.asarray(image)
+    h, w = array.shape[:2]
+    amplitude, period = rng.uniform(8, 16), rng.uniform(1.2, 2.0) * w
+    ys = np.arange(h)[:, None] + amplitude * np.sin(2 * math.pi * np.arange(w)[None, :] / period)
+    ys = np.clip(ys.round().astype(int), 0, h - 1)
+    return Image.fromarray(array[ys, np.arange(w)[None, :]], "RGB")
+
+
 def make(category, index, rng):
     """Returns (image, [(format, text)], file extension, save options)."""
     seed = CATEGORIES.index(category) * 1000 + index
@@ -151,11 +204,43 @@ def make(category, index, rng):
     if category == "no-code":
         image = codegen.paper(900, 600, seed=seed)
         return (add_noise(image, rng, 6) if index % 2 else image), [], *jpeg
+    if category == "charset":
+        options, data = CHARSET_PAYLOADS[index % len(CHARSET_PAYLOADS)]
+        code, expected = charset_code(options, data, rng.choice([4, 5]))
+        return card_with(rng, [code], seed=seed), [("QR_CODE", expected)], *(jpeg if index % 2 else ("png", {}))
+    if category == "webp":
+        image = add_noise(card_with(rng, [qr(rng.choice([4, 5]))], seed=seed), rng, 4)
+        return image, [("QR_CODE", text)], "webp", ({"quality": 80} if index % 3 else {"lossless": True})
+    if category == "no-quiet-zone":
+        code = codegen.render(codegen.symbol(codegen.ZINT_QR, text), rng.choice([3, 4]), quiet_modules=0)
+        # The symbol fills the picture to its edges: nothing around it but a pixel or two.
+        margin = rng.choice([0, 1, 2])
+        image = np.pad(code, margin, constant_values=255)
+        return Image.fromarray(image, "L").convert("RGB"), [("QR_CODE", text)], *(("png", {}) if index % 2 else jpeg)
+    if category == "dotted":
+        return card_with(rng, [dotted(qr(6), 6)], seed=seed), [("QR_CODE", text)], *jpeg
+    if category == "high-version-2px":
+        long_text = text + "&source=" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(rng.randrange(700, 900)))
+        code = codegen.qr(long_text, module_px=2)
+        image = card_with(rng, [code], size=(code.shape[1] + 120, code.shape[0] + 120), seed=seed)
+        return add_noise(image, rng, 3), [("QR_CODE", long_text)], "png", {}
+    if category == "curved":
+        return curved(card_with(rng, [qr(6)], seed=seed), rng), [("QR_CODE", text)], *jpeg
+    if category == "small-pdf417":
+        payload = licence_payload(rng)
+        code = codegen.pdf417(payload.encode("latin-1"), module_px=2, columns=rng.choice([10, 14]))
+        image = card_with(rng, [code], size=(max(1000, code.shape[1] + 60), 500), seed=seed)
+        return image, [("PDF417", payload)], "jpg", {"quality": 92}
+    if category == "small-no-code":
+        # Phone thumbnails and screenshots of about 0.1 MP with print-like texture and no code.
+        image = codegen.paper(rng.choice([320, 360, 400]), rng.choice([240, 280, 300]), seed=seed)
+        return add_noise(image, rng, rng.uniform(2, 8)), [], *(jpeg if index % 2 else ("webp", {"quality": 75}))
     raise ValueError(category)
 
 
 CATEGORIES = ["nominal", "blurred", "noise", "rotation", "perspective", "low-brightness", "glare", "shadows",
-              "small-modules", "photo-12mp", "inverted", "damaged", "multiple", "high-version", "pdf417", "no-code"]
+              "small-modules", "photo-12mp", "inverted", "damaged", "multiple", "high-version", "pdf417", "no-code",
+              "charset", "webp", "no-quiet-zone", "dotted", "high-version-2px", "curved", "small-pdf417", "small-no-code"]
 
 
 def main():
