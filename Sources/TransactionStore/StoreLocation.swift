@@ -167,16 +167,14 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     /// Connects once, within the connect timeout, before the pool starts: the pool itself retries a refused connection
     /// or a wrong password for ever, so a command would hang without a word. Any failure is `cannotOpen` with the
     /// server's or the network's reason (never the password).
-    func probe(logger: Logger) async throws(StoreError) {
+    func probe(tls configuration: TLSConfiguration?, logger: Logger) async throws(StoreError) {
         let tls: PostgresConnection.Configuration.TLS
         do {
-            switch (sslMode, try tlsConfiguration()) {
+            switch (sslMode, configuration) {
             case (.prefer, let configuration?): tls = .prefer(try NIOSSLContext(configuration: configuration))
             case (_, let configuration?): tls = .require(try NIOSSLContext(configuration: configuration))
             case (_, nil): tls = .disable
             }
-        } catch let error as StoreError {
-            throw error
         } catch {
             throw .cannotOpen("\(description): cannot set up TLS (\(error))")
         }
@@ -189,7 +187,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         let eventLoop = PostgresConnection.defaultEventLoopGroup.any()
         let outcome = eventLoop.makePromise(of: String?.self)
         let deadline = eventLoop.scheduleTask(in: .seconds(Int64(timeout))) {
-            outcome.succeed("no answer within \(timeout) s (connectTimeoutSeconds)")
+            outcome.succeed(Self.silence(timeout))
         }
         PostgresConnection.connect(on: eventLoop, configuration: settings, id: 0, logger: logger).whenComplete { result in
             deadline.cancel()
@@ -206,6 +204,8 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         if let failure { throw .cannotOpen("\(description): \(failure)") }
     }
 
+    static func silence(_ timeout: Int) -> String { "no answer within \(timeout) s (connectTimeoutSeconds)" }
+
     /// One line a user can act on. The server's own message when there is one ("password authentication failed for
     /// user ..."), else what the network said.
     static func reason(_ error: any Error, timeout: Int) -> String {
@@ -221,7 +221,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
                         : "the TLS handshake failed"
                 }
                 let network = (underlying as? NIOConnectionError)?.connectionErrors.last?.error ?? underlying
-                if case .connectTimeout? = network as? ChannelError { return "no answer within \(timeout) s (connectTimeoutSeconds)" }
+                if case .connectTimeout? = network as? ChannelError { return silence(timeout) }
                 if let io = network as? IOError { return "cannot connect: \(String(cString: strerror(io.errnoCode)))" }
                 return "cannot connect (\(type(of: network)))"
             }
@@ -231,8 +231,10 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// Runs a connection pool for the duration of `body`, after a probe that fails fast.
     func withClient<T: Sendable>(logger: Logger, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
-        try await probe(logger: logger)
-        let tls: PostgresClient.Configuration.TLS = switch (sslMode, try tlsConfiguration()) {
+        // Read once (the CA file included) for the probe and the pool.
+        let tlsConfiguration = try tlsConfiguration()
+        try await probe(tls: tlsConfiguration, logger: logger)
+        let tls: PostgresClient.Configuration.TLS = switch (sslMode, tlsConfiguration) {
         case (.prefer, let configuration?): .prefer(configuration)
         case (_, let configuration?): .require(configuration)
         case (_, nil): .disable
