@@ -43,13 +43,12 @@ let package = Package(
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
+        // zxing-cpp 3.1.1, built from its PyPI source distribution by scripts/install-deps (Debian ships 1.4).
+        .systemLibrary(name: "CZXing", pkgConfig: "verify-pipeline-zxing"),
         // setjmp/longjmp error handling for libjpeg and libpng has to live in C.
         .target(name: "CImageCodecs", dependencies: ["CLibJPEG", "CLibPNG", "CLibWebP"], cSettings: fuzzedC),
         // A C API over zxing-cpp (C++), for PDF417 and as a fallback reader.
-        .target(
-            name: "CZXingShim",
-            linkerSettings: [.linkedLibrary("ZXing"), .linkedLibrary("stdc++")]
-        ),
+        .target(name: "CZXingShim", dependencies: ["CZXing"]),
 
         .target(name: "VerifyModel", swiftSettings: fuzzedSwift),
         .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"], swiftSettings: fuzzedSwift),
@@ -188,5 +187,5 @@ let package = Package(
         harness("image", ["ImageDecoding"]),
     ],
     swiftLanguageModes: [.v6],
-    cxxLanguageStandard: .cxx17
+    cxxLanguageStandard: .cxx20
 )

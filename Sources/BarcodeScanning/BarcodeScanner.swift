@@ -90,6 +90,7 @@ public final class BarcodeScanner {
     /// zxing-cpp only fails on internal errors; a failed fallback pass is no reason to lose the image's other reads.
     private func readZXing(_ image: GrayImage, formats: Set<BarcodeFormat>, tryHarder: Bool) -> [Barcode] {
         // zxing-cpp failing on one image means it found nothing there; ZBar and the next pass still try.
-        (try? ZXingReader.read(image, formats: formats, tryHarder: tryHarder)) ?? []
+        (try? ZXingReader.read(image, formats: formats,
+                               effort: .init(tryHarder: tryHarder, tryRotate: tryHarder, tryInvert: false))) ?? []
     }
 }

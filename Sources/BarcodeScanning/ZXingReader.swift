@@ -8,15 +8,26 @@ enum ZXingReader {
         var message: String
     }
 
-    static func read(_ image: GrayImage, formats: Set<BarcodeFormat>, tryHarder: Bool) throws(Failure) -> [Barcode] {
+    /// zxing-cpp's reader options, by name.
+    struct Effort: Sendable {
+        var tryHarder = false
+        var tryRotate = false
+        var tryInvert = false
+        var tryDownscale = true
+    }
+
+    static func read(_ image: GrayImage, formats: Set<BarcodeFormat>, effort: Effort) throws(Failure) -> [Barcode] {
         let mask = formats.reduce(Int32(0)) { $0 | bit($1) }
         guard mask != 0, image.width > 0, image.height > 0 else { return [] }
+        var options = vp_zx_options(formats: mask, try_harder: effort.tryHarder ? 1 : 0, try_rotate: effort.tryRotate ? 1 : 0,
+                                    try_invert: effort.tryInvert ? 1 : 0, try_downscale: effort.tryDownscale ? 1 : 0,
+                                    return_errors: 0)
         var results = vp_zx_results()
         var message = [CChar](repeating: 0, count: 256)
         let status = image.pixels.withUnsafeBufferPointer { pixels in
             message.withUnsafeMutableBufferPointer { text in
-                vp_zx_read(pixels.baseAddress, Int32(image.width), Int32(image.height), mask,
-                           tryHarder ? 1 : 0, &results, text.baseAddress, text.count)
+                vp_zx_read(pixels.baseAddress, Int32(image.width), Int32(image.height), &options,
+                           &results, text.baseAddress, text.count)
             }
         }
         defer { vp_zx_results_free(&results) }
@@ -25,7 +36,7 @@ enum ZXingReader {
         }
         return (0..<results.count).compactMap { index -> Barcode? in
             let item = results.items[index]
-            guard let format = BarcodeFormat.allCases.first(where: { bit($0) == item.format }) else { return nil }
+            guard item.valid != 0, let format = BarcodeFormat.allCases.first(where: { bit($0) == item.format }) else { return nil }
             let bytes = UnsafeBufferPointer(start: item.bytes, count: item.length)
             let text = UnsafeRawBufferPointer(start: item.text, count: item.text_length)
             return Barcode(format: format, bytes: bytes, decodedText: String(decoding: text, as: UTF8.self))
