@@ -63,6 +63,7 @@ extern "C" int vp_zx_read(const uint8_t *pixels, int width, int height, const vp
             vp_zx_barcode &item = out->items[out->count++];
             item.format = bit;
             item.valid = r.isValid() ? 1 : 0;
+            item.has_eci = r.hasECI() ? 1 : 0;
             auto &position = r.position();
             for (int corner = 0; corner < 4; corner++) {
                 item.corners[2 * corner] = position[corner].x;

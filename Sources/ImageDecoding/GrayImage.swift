@@ -27,5 +27,15 @@ public struct GrayImage: Sendable {
                   sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
+    /// The pixels of a rectangle, clamped to the image.
+    public func cropped(minX: Int, minY: Int, maxX: Int, maxY: Int) -> GrayImage {
+        let left = max(0, min(minX, width)), right = max(left, min(maxX, width))
+        let top = max(0, min(minY, height)), bottom = max(top, min(maxY, height))
+        var region = [UInt8]()
+        region.reserveCapacity((right - left) * (bottom - top))
+        for row in top..<bottom { region.append(contentsOf: pixels[row * width + left..<row * width + right]) }
+        return GrayImage(width: right - left, height: bottom - top, pixels: region)
+    }
+
     public subscript(x: Int, y: Int) -> UInt8 { pixels[y * width + x] }
 }

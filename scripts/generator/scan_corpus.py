@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Generates the scan benchmark corpus: categories of realistic capture problems, ten or more images each.
 
-Usage: scan_corpus.py OUT_DIR [--per-category N]
+Usage: scan_corpus.py OUT_DIR [--per-category N] [--categories A,B,...]
 Writes OUT_DIR/<category>/<n>.(jpg|png|webp) and OUT_DIR/expected.json {relative path: [{"format","text"}]}.
 Seeded: the same command writes the same corpus.
 """
@@ -231,6 +231,29 @@ def make(category, index, rng):
         code = codegen.pdf417(payload.encode("latin-1"), module_px=2, columns=rng.choice([10, 14]))
         image = card_with(rng, [code], size=(max(1000, code.shape[1] + 60), 500), seed=seed)
         return image, [("PDF417", payload)], "jpg", {"quality": 92}
+    if category == "small-with-code":
+        # Thumbnails and screenshots of about 0.1 MP with one code at 2 or 3 px per module.
+        size = (rng.choice([320, 360, 400]), rng.choice([260, 280, 300]))
+        image = add_noise(card_with(rng, [qr(rng.choice([2, 3]))], size=size, seed=seed), rng, rng.uniform(2, 6))
+        return image, [("QR_CODE", text)], *(jpeg if index % 2 else ("webp", {"quality": 80}))
+    if category == "edge-warped":
+        # A bent card photographed so close that the code touches the picture's edge: no quiet zone on that side.
+        code = qr(5)
+        card = card_with(rng, [code], size=(700, 460), seed=seed)
+        array = np.asarray(curved(card, rng))
+        x0 = next(x for x in range(array.shape[1]) if (array[:, x, 0] < 100).any())  # the code's first dark column
+        image = Image.fromarray(np.ascontiguousarray(array[:, x0 - rng.choice([0, 1, 2]):]), "RGB")
+        return perspective(image, rng, 0.04), [("QR_CODE", text)], *jpeg
+    if category == "nested":
+        # A small code printed inside a large one (ECC level H): both are reported.
+        inner_text = url(rng)
+        outer = codegen.qr(text, module_px=8, ecc=4)
+        inner = codegen.qr(inner_text, module_px=2, ecc=2)
+        y, x = (outer.shape[0] - inner.shape[0]) // 2, (outer.shape[1] - inner.shape[1]) // 2
+        outer = outer.copy()
+        outer[y:y + inner.shape[0], x:x + inner.shape[1]] = inner
+        return card_with(rng, [outer], size=(outer.shape[1] + 100, outer.shape[0] + 60), seed=seed), \
+            [("QR_CODE", text), ("QR_CODE", inner_text)], "png", {}
     if category == "small-no-code":
         # Phone thumbnails and screenshots of about 0.1 MP with print-like texture and no code.
         image = codegen.paper(rng.choice([320, 360, 400]), rng.choice([240, 280, 300]), seed=seed)
@@ -240,16 +263,18 @@ def make(category, index, rng):
 
 CATEGORIES = ["nominal", "blurred", "noise", "rotation", "perspective", "low-brightness", "glare", "shadows",
               "small-modules", "photo-12mp", "inverted", "damaged", "multiple", "high-version", "pdf417", "no-code",
-              "charset", "webp", "no-quiet-zone", "dotted", "high-version-2px", "curved", "small-pdf417", "small-no-code"]
+              "charset", "webp", "no-quiet-zone", "dotted", "high-version-2px", "curved", "small-pdf417", "small-no-code",
+              "small-with-code", "edge-warped", "nested"]
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--per-category", type=int, default=10)
+    parser.add_argument("--categories", help="comma-separated: only these (the throughput sets)")
     args = parser.parse_args()
     expected = {}
-    for category in CATEGORIES:
+    for category in args.categories.split(",") if args.categories else CATEGORIES:
         rng = random.Random(f"{category}-corpus")
         for index in range(args.per_category):
             image, codes, ext, options = make(category, index, rng)

@@ -29,6 +29,7 @@ typedef struct {
 typedef struct {
     int format;        ///< one VP_ZX_* bit
     int valid;         ///< 0: a symbol was located but could not be decoded (only with return_errors)
+    int has_eci;       ///< the symbol declares its character set(s) with ECI designators
     uint8_t *bytes;    ///< the decoded payload, not NUL-terminated
     size_t length;
     char *text;        ///< the payload as zxing-cpp reads it (ECI, QR Kanji/Hanzi modes, its charset guess), UTF-8

@@ -78,6 +78,15 @@ def main():
     codegen.place(page, codegen.qr(url(4), module_px=4), 380, 60)
     write("qr-two.png", page, [("QR_CODE", url(3)), ("QR_CODE", url(4))])
 
+    # A small code printed inside a large one (ECC level H covers it): both are reported.
+    outer = codegen.qr(url(8), module_px=8, ecc=4).copy()
+    inner = codegen.qr(url(9), module_px=2, ecc=2)
+    top, left = (outer.shape[0] - inner.shape[0]) // 2, (outer.shape[1] - inner.shape[1]) // 2
+    outer[top:top + inner.shape[0], left:left + inner.shape[1]] = inner
+    nested = codegen.paper(outer.shape[1] + 80, outer.shape[0] + 80, seed=8)
+    codegen.place(nested, outer, 40, 40)
+    write("qr-nested.png", nested, [("QR_CODE", url(8)), ("QR_CODE", url(9))])
+
     # A tilted code.
     tilted = codegen.paper(520, 520, seed=4)
     codegen.place(tilted, codegen.qr(url(5), module_px=5), 120, 120)
