@@ -18,6 +18,13 @@ public struct AAMVARecord: Sendable, Equatable {
     public var subfiles: [String: [String: String]]
     public var raw: String
 
+    /// Whether `text` opens as AAMVA data does: the `@` compliance indicator, then `ANSI ` (or `AAMVA`, before
+    /// 2000) within the header's first 16 characters. Barcode text handed over as text is parsed only then.
+    public static func hasHeader(_ text: String) -> Bool {
+        let head = String(String.UnicodeScalarView(text.unicodeScalars.prefix(16)))
+        return head.hasPrefix("@") && (head.contains("ANSI ") || head.contains("AAMVA"))
+    }
+
     /// The DL or ID subfile's elements.
     public var elements: [String: String] { subfiles["DL"] ?? subfiles["ID"] ?? [:] }
 

@@ -50,6 +50,31 @@ struct DocumentAssemblyTests {
         #expect(error?.message.contains("1988") == false && error?.message.contains("Z999") == false)
     }
 
+    @Test("barcode text with an AAMVA header (a stream line's barcode, fields.barcode) is parsed as a back PDF417 is")
+    func barcodeText() throws {
+        let assembly = DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today)
+        let parsed = try assembly.fields(for: item(mrz: nil, captured: DocumentFields([.barcode: aamva(birth: "02141988")])))
+        #expect(parsed[.dateOfBirth] == "1988-02-14")
+        #expect(parsed[.documentNumber] == "X4R7T2B90")
+        #expect(parsed[.firstName] == "ROBIN" && parsed[.lastName] == "SPECIMEN")
+        #expect(parsed[.barcode] == aamva(birth: "02141988"))
+        // It meets the MRZ under the same conflict rules.
+        let error = #expect(throws: DocumentFailure.self) {
+            try assembly.fields(for: item(captured: DocumentFields([.barcode: aamva(birth: "02151988")])))
+        }
+        #expect(error?.message.contains("dateOfBirth (MRZ and AAMVA barcode text differ)") == true)
+        // Without the header it is kept as it came, not parsed.
+        let plain = try assembly.fields(for: item(mrz: nil, captured: DocumentFields([.barcode: "1D-CODE-0042"])))
+        #expect(plain == DocumentFields([.barcode: "1D-CODE-0042"]))
+        // A header over a broken record is a capture error naming the barcode, never quoting it.
+        let broken = #expect(throws: DocumentFailure.self) {
+            try assembly.fields(for: item(mrz: nil, captured: DocumentFields([.barcode: "@\n\u{1E}\rANSI 63601X"])))
+        }
+        #expect(broken?.code == .document(.documentCaptureError))
+        #expect(broken?.message.hasPrefix("barcode") == true, "\(broken?.message ?? "")")
+        #expect(broken?.message.contains("63601X") == false)
+    }
+
     @Test("captured fields that contradict the MRZ are a conflict too")
     func capturedConflict() {
         let error = #expect(throws: DocumentFailure.self) {

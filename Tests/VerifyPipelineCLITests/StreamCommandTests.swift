@@ -38,6 +38,46 @@ struct StreamCommandTests {
         #expect(object["documentSubmissionStatus"] as? String == "COMPLETED")
     }
 
+    @Test("a line's barcode text: AAMVA data gives the AAMVA fields, other text is kept as it came, a broken record fails alone")
+    func barcodeText() throws {
+        let folder = try temporaryFolder("stream-barcode")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The sample licence (AAMVA 2020, Annex D) expired in 2024: this pipeline does not refuse expired documents.
+        let pipeline = folder.appendingPathComponent("pipeline.yaml")
+        try "name: barcode-text\npolicy:\n  failExpiredId: false\n".write(to: pipeline, atomically: true, encoding: .utf8)
+        let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path,
+                                              "--pipeline", pipeline.path])
+        func qr(_ n: Int) -> String { "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=bc-\(n)&code=7" }
+        func line(_ id: String, _ n: Int, barcode: String, extra: String = "") throws -> String {
+            let text = String(decoding: try JSONEncoder().encode(barcode), as: UTF8.self)
+            return #"{"id":"\#(id)","qr":"\#(qr(n))","type":"GOVERNMENT_ID","barcode":\#(text)\#(extra)}"#
+        }
+        let sample = AAMVASample.standard
+        process.write(try line("aamva", 1, barcode: sample))
+        process.write(try line("plain", 2, barcode: "1D-CODE-0042"))
+        process.write(try line("broken", 3, barcode: "@\n\u{1E}\rANSI 6360"))
+        process.write(try line("disagree", 4, barcode: sample, extra: #","fields":{"lastName":"OTHER"}"#))
+        process.closeInput()
+        var results: [String: ResultLine] = [:]
+        while results.count < 4, let answer = process.nextLine(timeout: 20) {
+            let result = try JSONDecoder().decode(ResultLine.self, from: Data(answer.utf8))
+            results[result.id] = result
+        }
+        #expect(process.waitForExit())
+        let aamva = try #require(results["aamva"]?.document, "\(results["aamva"]?.error?.message ?? "no answer")")
+        #expect(aamva["documentNumber"] == "T64235789")
+        #expect(aamva["lastName"] == "SAMPLE" && aamva["firstName"] == "MICHAEL" && aamva["middleName"] == "JOHN")
+        #expect(aamva["dateOfBirth"] == "1986-06-06" && aamva["dateOfExpiry"] == "2024-12-10" && aamva["sex"] == "M")
+        #expect(aamva["addressCity"] == "RICHMOND" && aamva["addressState"] == "VA")
+        #expect(aamva["barcode"] == sample)
+        #expect(results["aamva"]?.documentStatus?["GOVERNMENT_ID"] == "PROCESSED")
+        #expect(results["plain"]?.document == ["barcode": "1D-CODE-0042"])
+        #expect(results["broken"]?.error?.code == "documentCaptureError")
+        #expect(results["broken"]?.error?.message.hasPrefix("barcode: ") == true)
+        #expect(results["disagree"]?.error?.code == "documentCaptureError")
+        #expect(results["disagree"]?.error?.message.contains("lastName") == true)
+    }
+
     @Test("each answer arrives before the next line is written")
     func interactive() throws {
         let folder = try temporaryFolder("stream-interactive")
@@ -81,4 +121,9 @@ struct StreamCommandTests {
         #expect(process.process.terminationStatus == 0)
         #expect(process.stderr.contains("1 documents (0 failed"))
     }
+}
+
+/// The example of the AAMVA DL/ID Card Design Standard (2020), Annex D: a public test vector.
+enum AAMVASample {
+    static let standard = "@\n\u{1E}\rANSI 636000100102DL00410278ZV03190008DLDAQT64235789\nDCSSAMPLE\nDDEN\nDACMICHAEL\nDDFN\nDADJOHN\nDDGN\nDCUJR\nDCAD\nDCBK\nDCDPH\nDBD06062019\nDBB06061986\nDBA12102024\nDBC1\nDAU068 in\nDAYBRO\nDAG2300 WEST BROAD STREET\nDAIRICHMOND\nDAJVA\nDAK232690000  \nDCF2424244747474786102204\nDCGUSA\nDCK123456789\nDDAF\nDDB06062018\nDDC06062020\nDDD1\rZVZVA01\r"
 }

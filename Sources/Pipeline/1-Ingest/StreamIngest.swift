@@ -36,12 +36,12 @@ enum StreamLine {
     }
 
     /// The keys whose values are text inputs, limited to `TextInput.maxBytes` each.
-    static let textKeys = ["id", "qr", "transactionId", "type", "mrz", "email", "phone", "createdAt", "expiresAt",
+    static let textKeys = ["id", "qr", "transactionId", "type", "mrz", "barcode", "email", "phone", "createdAt", "expiresAt",
                            "frontImagePath", "backImagePath", "selfiePath"]
 
     static let knownKeys: Set<String> = [
         "id", "qr", "transactionId", "type", "frontImage", "backImage", "selfie", "frontImagePath", "backImagePath",
-        "selfiePath", "mrz", "email", "phone", "fields", "skip", "createdAt", "expiresAt",
+        "selfiePath", "mrz", "barcode", "email", "phone", "fields", "skip", "createdAt", "expiresAt",
     ]
 
     static func parse(_ line: String, number: Int) -> Result<DocumentJob, IngestFailure> {
@@ -126,6 +126,8 @@ enum StreamLine {
                 job.captured[key] = text
             }
         }
+        // A barcode the capture service already decoded; the `document` key of the same name.
+        if let barcode = object["barcode"] as? String { job.captured[.barcode] = barcode }
         if let email = object["email"] as? String { job.captured[.email] = email }
         if let phone = object["phone"] as? String { job.captured[.phone] = phone }
         if let skip = object["skip"] {

@@ -34,6 +34,15 @@ struct DocumentAssembly {
                 throw DocumentFailure(.documentCaptureError, "back image: no readable PDF417 barcode")
             }
         }
+        // Barcode text handed over as text (a stream line's `barcode`, `fields.barcode`): AAMVA data is parsed
+        // exactly as a PDF417 read from the back image, and its fields meet the same conflict rules.
+        if let barcode = document.job.captured[.barcode], AAMVARecord.hasHeader(barcode) {
+            do {
+                sources.append(("AAMVA barcode text", try AAMVARecord(parsing: barcode).fields))
+            } catch {
+                throw DocumentFailure(error, context: "barcode")
+            }
+        }
         if !document.job.captured.isEmpty { sources.append(("captured fields", document.job.captured)) }
 
         var merged = DocumentFields()
