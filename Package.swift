@@ -52,7 +52,8 @@ let package = Package(
 
         .target(name: "VerifyModel", swiftSettings: fuzzedSwift),
         .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"], swiftSettings: fuzzedSwift),
-        .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding", "VerifyModel"]),
+        .target(name: "MRZReading", dependencies: ["ImageDecoding", "VerifyModel"]),
+        .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding", "MRZReading", "VerifyModel"]),
         .target(
             name: "TransactionStore",
             dependencies: [

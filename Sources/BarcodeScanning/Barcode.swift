@@ -6,12 +6,15 @@ public enum BarcodeFormat: String, Codable, Sendable, CaseIterable {
     case code39 = "CODE_39"
     case ean13 = "EAN_13"
     case dataMatrix = "DATA_MATRIX"
+    /// The machine-readable zone of a passport or ID card, read by OCR (`MRZImageReader`): its lines, joined by
+    /// newlines. Looked for only when asked: barcode-only scans stay fast.
+    case mrz = "MRZ"
 
     /// Whether ZBar can read it; PDF417 and Data Matrix need zxing-cpp.
     var isReadableByZBar: Bool {
         switch self {
         case .qrCode, .code128, .code39, .ean13: true
-        case .pdf417, .dataMatrix: false
+        case .pdf417, .dataMatrix, .mrz: false
         }
     }
 }

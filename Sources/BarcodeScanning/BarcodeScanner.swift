@@ -1,4 +1,5 @@
 import ImageDecoding
+import MRZReading
 
 /// Decodes an image and reads its barcodes with a short ladder of passes, cheapest first, stopping as soon as
 /// what the caller expects has been found. Not thread-safe (it owns a ZBar scanner): one per worker.
@@ -52,6 +53,15 @@ public final class BarcodeScanner {
     /// own defaults costs 1.2 ms and read 150 of 150 small codes, ZBar's quickest pass 2.3 ms and 76 of them.
     public func scan(_ bytes: [UInt8], firstPass: GrayImage? = nil,
                      expecting expectation: Expectation = .anyCode) throws(ImageDecodingError) -> [Barcode] {
+        var found = configuration.symbologies == [.mrz] ? [] : try scanBarcodes(bytes, firstPass: firstPass, expecting: expectation)
+        if configuration.symbologies.contains(.mrz), case .read(let mrz) = try MRZImageReader().read(bytes, decoder: decoder) {
+            found.append(Barcode(format: .mrz, text: mrz.lines.joined(separator: "\n")))
+        }
+        return found
+    }
+
+    private func scanBarcodes(_ bytes: [UInt8], firstPass: GrayImage?,
+                              expecting expectation: Expectation) throws(ImageDecodingError) -> [Barcode] {
         var found: [Barcode] = []
         func take(_ barcodes: [Barcode]) -> Bool {
             for barcode in barcodes where !found.contains(barcode) { found.append(barcode) }
@@ -101,6 +111,6 @@ public final class BarcodeScanner {
 
     /// zxing-cpp only fails on internal errors; a failed pass is no reason to lose the image's other reads.
     private func readZXing(_ image: GrayImage) -> [ZXingReader.Symbol] {
-        (try? ZXingReader.read(image, formats: configuration.symbologies, effort: .thorough)) ?? []
+        (try? ZXingReader.read(image, formats: configuration.symbologies.subtracting([.mrz]), effort: .thorough)) ?? []
     }
 }

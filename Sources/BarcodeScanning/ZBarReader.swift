@@ -57,7 +57,7 @@ final class ZBarReader {
         case .code128: ZBAR_CODE128
         case .code39: ZBAR_CODE39
         case .ean13: ZBAR_EAN13
-        case .pdf417, .dataMatrix: nil
+        case .pdf417, .dataMatrix, .mrz: nil
         }
     }
 

@@ -27,7 +27,7 @@ enum ZXingReader {
     }
 
     static func read(_ image: GrayImage, formats: Set<BarcodeFormat>, effort: Effort) throws(Failure) -> [Symbol] {
-        let mask = formats.reduce(Int32(0)) { $0 | bit($1) }
+        let mask = formats.reduce(Int32(0)) { $0 | (bit($1) ?? 0) }
         guard mask != 0, image.width > 0, image.height > 0 else { return [] }
         var options = vp_zx_options(formats: mask, try_harder: effort.tryHarder ? 1 : 0, try_rotate: effort.tryRotate ? 1 : 0,
                                     try_invert: effort.tryInvert ? 1 : 0, try_downscale: effort.tryDownscale ? 1 : 0,
@@ -64,7 +64,7 @@ enum ZXingReader {
         }
     }
 
-    private static func bit(_ format: BarcodeFormat) -> Int32 {
+    private static func bit(_ format: BarcodeFormat) -> Int32? {
         switch format {
         case .qrCode: Int32(VP_ZX_QR_CODE)
         case .pdf417: Int32(VP_ZX_PDF417)
@@ -72,6 +72,7 @@ enum ZXingReader {
         case .code39: Int32(VP_ZX_CODE_39)
         case .ean13: Int32(VP_ZX_EAN_13)
         case .dataMatrix: Int32(VP_ZX_DATA_MATRIX)
+        case .mrz: nil
         }
     }
 }

@@ -1,0 +1,152 @@
+import VerifyModel
+
+/// What ICAO 9303 allows at each position of an MRZ, and how a reading whose check digits fail is repaired.
+///
+/// Look-alikes (0/O, 1/I, 2/Z, 5/S, 8/B) are settled by the field's alphabet where it has one: dates and check
+/// digits are digits, names and country codes letters. In fields that take both (document numbers, optional data)
+/// the field's check digit chooses among the recogniser's close second choices. A `K` standing alone between
+/// fillers in a letters-only field is read as the filler `<` when the recogniser scored them alike.
+enum MRZCharacterRules {
+    enum Slot {
+        case letter, digit, alphanumeric, sex, digitOrFiller
+
+        func allows(_ character: Character) -> Bool {
+            switch self {
+            case .letter: character == "<" || ("A"..."Z").contains(character)
+            case .digit: character.isASCII && character.isNumber
+            case .alphanumeric: character == "<" || ("A"..."Z").contains(character) || (character.isASCII && character.isNumber)
+            case .sex: "MFX<".contains(character)
+            case .digitOrFiller: character == "<" || (character.isASCII && character.isNumber)
+            }
+        }
+    }
+
+    struct Position: Hashable {
+        var line: Int
+        var index: Int
+    }
+
+    /// Each line's slots.
+    static func slots(_ format: MRZ.Format) -> [[Slot]] {
+        func run(_ slot: Slot, _ count: Int) -> [Slot] { [Slot](repeating: slot, count: count) }
+        switch format {
+        case .td3:
+            return [run(.letter, 44),
+                    run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
+                        + run(.alphanumeric, 14) + [.digitOrFiller, .digit]]
+        case .td2:
+            return [run(.letter, 36),
+                    run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
+                        + run(.alphanumeric, 7) + [.digit]]
+        case .td1:
+            return [run(.letter, 5) + run(.alphanumeric, 9) + [.digitOrFiller] + run(.alphanumeric, 15),
+                    run(.digit, 7) + [.sex] + run(.digit, 7) + run(.letter, 3) + run(.alphanumeric, 11) + [.digit],
+                    run(.letter, 30)]
+        }
+    }
+
+    /// The positions a failing field (as `MRZError.field` names it) is read from, its check digit included.
+    static func positions(of field: String, in format: MRZ.Format) -> [Position] {
+        func on(_ line: Int, _ range: ClosedRange<Int>) -> [Position] { range.map { Position(line: line, index: $0) } }
+        switch (format, field) {
+        case (.td3, "documentNumber"), (.td2, "documentNumber"): return on(1, 0...9)
+        case (.td3, "dateOfBirth"), (.td2, "dateOfBirth"): return on(1, 13...19)
+        case (.td3, "sex"), (.td2, "sex"): return on(1, 20...20)
+        case (.td3, "dateOfExpiry"), (.td2, "dateOfExpiry"): return on(1, 21...27)
+        case (.td3, "personalIdNumber"): return on(1, 28...42)
+        case (.td3, "composite"): return on(1, 43...43)
+        case (.td2, "composite"): return on(1, 28...35)
+        case (.td1, "documentNumber"): return on(0, 5...29)
+        case (.td1, "dateOfBirth"): return on(1, 0...6)
+        case (.td1, "sex"): return on(1, 7...7)
+        case (.td1, "dateOfExpiry"): return on(1, 8...14)
+        case (.td1, "composite"): return on(0, 15...29) + on(1, 18...29)
+        default: return []
+        }
+    }
+
+    /// The best character each slot allows, by score.
+    static func best(_ scores: [Float], slot: Slot) -> (character: Character, score: Float) {
+        var best: (Character, Float) = ("<", -2)
+        for (index, character) in GlyphClassifier.characters.enumerated() where slot.allows(character) && scores[index] > best.1 {
+            best = (character, scores[index])
+        }
+        return best
+    }
+
+    /// The characters a slot allows whose score is within `margin` of the best, best first, at most `limit`.
+    static func alternatives(_ scores: [Float], slot: Slot, margin: Float = 0.2, limit: Int = 3) -> [Character] {
+        let top = best(scores, slot: slot).score
+        return GlyphClassifier.characters.indices
+            .filter { slot.allows(GlyphClassifier.characters[$0]) && scores[$0] >= top - margin }
+            .sorted { scores[$0] > scores[$1] }
+            .prefix(limit)
+            .map { GlyphClassifier.characters[$0] }
+    }
+
+    /// A lone letter between fillers in a letters-only line reads as a filler when the two scored alike.
+    static func settleFillers(_ lines: inout [[Character]], scores: [[[Float]]], slots: [[Slot]], margin: Float = 0.12) {
+        let filler = GlyphClassifier.characters.firstIndex(of: "<")!
+        for line in lines.indices {
+            for index in lines[line].indices.dropFirst().dropLast() where slots[line][index] == .letter {
+                guard lines[line][index] != "<", lines[line][index - 1] == "<", lines[line][index + 1] == "<",
+                      let chosen = GlyphClassifier.characters.firstIndex(of: lines[line][index]) else { continue }
+                if scores[line][index][filler] >= scores[line][index][chosen] - margin { lines[line][index] = "<" }
+            }
+        }
+    }
+
+    /// Parses the reading; when a check digit fails, tries the close second choices of that field's characters,
+    /// best total score first, until it parses or no choice mends the field. Returns the parse or the last error.
+    static func repair(_ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format,
+                       parse: ([[Character]]) throws(MRZError) -> MRZ) -> Result<MRZ, MRZError> {
+        let slots = slots(format)
+        var lines = lines
+        var mended: Set<String> = []
+        while true {
+            let error: MRZError
+            do throws(MRZError) {
+                return .success(try parse(lines))
+            } catch let failure {
+                error = failure
+            }
+            guard !mended.contains(error.field) else { return .failure(error) }
+            mended.insert(error.field)
+            let positions = positions(of: error.field, in: format)
+            let choices = positions.map { alternatives(scores[$0.line][$0.index], slot: slots[$0.line][$0.index]) }
+            let ambiguous = positions.indices.filter { choices[$0].count > 1 }
+            guard !ambiguous.isEmpty, ambiguous.count <= 12 else { return .failure(error) }
+            // Every combination of the ambiguous positions' choices, least score given up first.
+            var combinations: [(loss: Float, picks: [Int])] = [(0, [])]
+            for slot in ambiguous {
+                let position = positions[slot]
+                let options = choices[slot]
+                let top = scores[position.line][position.index][GlyphClassifier.characters.firstIndex(of: options[0])!]
+                combinations = combinations.flatMap { combination in
+                    options.indices.map { option in
+                        let score = scores[position.line][position.index][GlyphClassifier.characters.firstIndex(of: options[option])!]
+                        return (combination.loss + top - score, combination.picks + [option])
+                    }
+                }
+                if combinations.count > 4096 { return .failure(error) }
+            }
+            combinations.sort { $0.loss < $1.loss }
+            var fixed = false
+            for combination in combinations.dropFirst() {
+                var candidate = lines
+                for (slot, option) in zip(ambiguous, combination.picks) {
+                    candidate[positions[slot].line][positions[slot].index] = choices[slot][option]
+                }
+                do throws(MRZError) {
+                    _ = try parse(candidate)
+                } catch let next {
+                    if next.field == error.field { continue }
+                }
+                lines = candidate
+                fixed = true
+                break
+            }
+            if !fixed { return .failure(error) }
+        }
+    }
+}

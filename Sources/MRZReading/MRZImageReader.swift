@@ -1,0 +1,95 @@
+import Foundation
+import ImageDecoding
+import VerifyModel
+
+/// Reads the MRZ of a passport page or an ID card from its image: finds the band in any position, tilt or
+/// rotation (`MRZLocator`), reads each character cell against OCR-B templates (`GlyphClassifier`), and settles
+/// look-alikes by each field's alphabet and check digit (`MRZCharacterRules`). Only a reading whose every check
+/// digit holds is returned as read.
+public struct MRZImageReader: Sendable {
+    public enum Outcome: Sendable {
+        /// The MRZ, its lines as printed.
+        case read(MRZ)
+        /// An MRZ band is on the page, but no reading of it passes the check digits: the error names the field.
+        case unreadable(MRZError)
+        case notFound
+    }
+
+    /// Pictures are searched for the band at this size; the band is then read from the full picture when the
+    /// characters came out smaller than this many pixels per pitch.
+    public var searchPixels = 3_000_000
+    public var readablePitch = 16.0
+    public var referenceDate: Date
+
+    public init(referenceDate: Date = Date()) {
+        self.referenceDate = referenceDate
+    }
+
+    /// Decodes `bytes` as the search image (reduced) and, when needed, at full size to read the band.
+    public func read(_ bytes: [UInt8], decoder: ImageDecoder) throws(ImageDecodingError) -> Outcome {
+        let search = try decoder.decode(bytes, targetPixels: searchPixels)
+        var full: GrayImage?
+        return try read(search) { () throws(ImageDecodingError) -> GrayImage in
+            if let full { return full }
+            let decoded = try decoder.decode(bytes)
+            full = decoded
+            return decoded
+        }
+    }
+
+    /// `fullResolution` is asked for only when `image` is a reduced decode and its characters are too small.
+    public func read<Failure: Error>(_ image: GrayImage, fullResolution: () throws(Failure) -> GrayImage) throws(Failure) -> Outcome {
+        let window = min(61, max(15, max(image.width, image.height) / 40))
+        let grids = MRZLocator.locate(InkComponents.find(in: image, window: window))
+        guard !grids.isEmpty else { return .notFound }
+        var source = image
+        var scale = 1.0
+        let pitch = grids[0].lines[0].map { ($0.pitch.x * $0.pitch.x + $0.pitch.y * $0.pitch.y).squareRoot() }
+        if image.isScaledDown, MRZLocator.median(pitch) < readablePitch {
+            source = try fullResolution()
+            scale = Double(source.width) / Double(image.width)
+        }
+        let classifier = GlyphClassifier(image: source)
+        var best: Unread?
+        var tried = 0
+        for grid in grids where tried < 6 {
+            tried += 1
+            let scaled = scale == 1 ? grid : grid.scaled(by: scale)
+            switch reading(scaled, classifier: classifier) {
+            case .success(let mrz):
+                return .read(mrz)
+            case .failure(let failure):
+                if failure.confidence > best?.confidence ?? 0 { best = failure }
+            }
+        }
+        // A grid whose characters mostly look like OCR-B is an MRZ that could not be read; anything less is not one.
+        if let best, best.confidence > 0.55 { return .unreadable(best.error) }
+        return .notFound
+    }
+
+    private struct Unread: Error {
+        var confidence: Float
+        var error: MRZError
+    }
+
+    private func reading(_ grid: MRZGrid, classifier: GlyphClassifier) -> Result<MRZ, Unread> {
+        let slots = MRZCharacterRules.slots(grid.format)
+        let scores = grid.lines.map { $0.map(classifier.scores) }
+        var lines: [[Character]] = []
+        var total: Float = 0
+        for (line, lineScores) in scores.enumerated() {
+            lines.append(lineScores.enumerated().map { index, cell in
+                let best = MRZCharacterRules.best(cell, slot: slots[line][index])
+                total += best.score
+                return best.character
+            })
+        }
+        MRZCharacterRules.settleFillers(&lines, scores: scores, slots: slots)
+        let confidence = total / Float(lines.reduce(0) { $0 + $1.count })
+        let referenceDate = referenceDate
+        let result = MRZCharacterRules.repair(lines, scores: scores, format: grid.format) { (lines: [[Character]]) throws(MRZError) -> MRZ in
+            try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"), referenceDate: referenceDate)
+        }
+        return result.mapError { Unread(confidence: confidence, error: $0) }
+    }
+}

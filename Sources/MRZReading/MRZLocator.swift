@@ -1,0 +1,271 @@
+import Foundation
+import VerifyModel
+
+/// Where an MRZ's characters are on a page: the centre of every character cell, line by line, and the vector of
+/// one pitch (the advance from one character to the next) at that cell. Image coordinates.
+struct MRZGrid {
+    struct Cell {
+        var center: Point
+        var pitch: Point
+    }
+
+    var format: MRZ.Format
+    var lines: [[Cell]]
+    /// How well the characters fit a regular grid: mean distance from their cells, in pitches. Lower is better.
+    var residual: Double
+
+    func scaled(by factor: Double) -> MRZGrid {
+        var grid = self
+        grid.lines = lines.map { $0.map { Cell(center: Point(x: $0.center.x * factor, y: $0.center.y * factor),
+                                                pitch: Point(x: $0.pitch.x * factor, y: $0.pitch.y * factor)) } }
+        return grid
+    }
+}
+
+/// Finds MRZ bands among a page's ink components in any position, tilt or rotation: the text direction is the
+/// commonest direction between neighbouring characters; characters are chained along it into lines; two or three
+/// stacked, left-aligned, evenly pitched lines of 30, 36 or 44 characters are an MRZ. Both readings of the direction
+/// (the page as it is, and upside down) are returned: the recogniser tells them apart.
+enum MRZLocator {
+    static let layouts: [(format: MRZ.Format, lines: Int, characters: Int)] = [(.td3, 2, 44), (.td2, 2, 36), (.td1, 3, 30)]
+
+    static func locate(_ all: [InkComponent]) -> [MRZGrid] {
+        let components = all.filter { component in
+            let size = max(component.width, component.height)
+            return size >= 5 && size <= 400 && component.pixels >= 8
+                && component.width <= 3 * component.height && component.height <= 6 * component.width + 6
+        }
+        guard components.count >= 60, let angle = textDirection(components) else { return [] }
+        var grids: [MRZGrid] = []
+        for turn in [0.0, Double.pi] {
+            grids += locate(components, angle: angle + turn)
+        }
+        return grids.sorted { $0.residual < $1.residual }
+    }
+
+    /// The commonest direction (modulo 180°) from a character to its nearest similar neighbour, in radians.
+    static func textDirection(_ components: [InkComponent]) -> Double? {
+        let sizes = components.map { Double(max($0.width, $0.height)) }
+        let cellSize = max(4.0, median(sizes) * 2)
+        var buckets: [Int: [Int]] = [:]
+        func key(_ x: Double, _ y: Double) -> Int { Int(x / cellSize) * 100_003 + Int(y / cellSize) }
+        for (index, component) in components.enumerated() {
+            buckets[key(component.center.x, component.center.y), default: []].append(index)
+        }
+        var histogram = [Double](repeating: 0, count: 180)
+        for (index, component) in components.enumerated() {
+            let center = component.center, size = sizes[index]
+            var best: (distance: Double, angle: Double)?
+            let cx = Int(center.x / cellSize), cy = Int(center.y / cellSize)
+            for bx in (cx - 1)...(cx + 1) {
+                for by in (cy - 1)...(cy + 1) {
+                    for other in buckets[bx * 100_003 + by] ?? [] where other != index {
+                        let ratio = sizes[other] / size
+                        guard ratio > 0.7, ratio < 1.43 else { continue }
+                        let dx = components[other].center.x - center.x, dy = components[other].center.y - center.y
+                        let distance = (dx * dx + dy * dy).squareRoot()
+                        guard distance < 2.2 * size, distance < best?.distance ?? .infinity else { continue }
+                        best = (distance, atan2(dy, dx))
+                    }
+                }
+            }
+            guard let best else { continue }
+            var degrees = best.angle * 180 / .pi
+            while degrees < 0 { degrees += 180 }
+            histogram[Int(degrees.rounded()) % 180] += 1
+        }
+        // Smoothed over ±2°, then the peak refined by the mean of its neighbourhood.
+        let smoothed = (0..<180).map { bin in (-2...2).reduce(0.0) { $0 + histogram[(bin + $1 + 180) % 180] } }
+        guard let peak = smoothed.indices.max(by: { smoothed[$0] < smoothed[$1] }), smoothed[peak] >= 20 else { return nil }
+        var weight = 0.0, sum = 0.0
+        for offset in -3...3 {
+            let count = histogram[(peak + offset + 180) % 180]
+            weight += count
+            sum += count * Double(peak + offset)
+        }
+        return (weight > 0 ? sum / weight : Double(peak)) * .pi / 180
+    }
+
+    private struct Placed {
+        var u: Double, v: Double, size: Double
+    }
+
+    private struct Line {
+        var members: [Placed]
+        var pitch: Double
+        var start: Double, end: Double
+        var v: Double
+    }
+
+    private static func locate(_ components: [InkComponent], angle: Double) -> [MRZGrid] {
+        let (c, s) = (cos(angle), sin(angle))
+        let placed = components.map { component -> Placed in
+            let p = component.center
+            return Placed(u: p.x * c + p.y * s, v: -p.x * s + p.y * c, size: Double(max(component.width, component.height)))
+        }.sorted { $0.u < $1.u }
+        let lines = chains(placed)
+        var grids: [MRZGrid] = []
+        for layout in layouts {
+            for group in stacks(lines, count: layout.lines, characters: layout.characters) {
+                if let grid = fit(group, layout: layout, cos: c, sin: s) { grids.append(grid) }
+            }
+        }
+        return grids
+    }
+
+    /// Chains characters left to right: each one's successor is the nearest one ahead on the same line, a pitch or
+    /// two away. Chains of at least 15 are returned as lines.
+    private static func chains(_ placed: [Placed]) -> [Line] {
+        var successor = [Int](repeating: -1, count: placed.count)
+        var successorCost = [Double](repeating: .infinity, count: placed.count)
+        var predecessor = [Int](repeating: -1, count: placed.count)
+        for i in placed.indices {
+            let a = placed[i]
+            var best = -1, bestCost = Double.infinity
+            var j = i + 1
+            while j < placed.count, placed[j].u - a.u < 2.6 * a.size {
+                let b = placed[j]
+                let du = b.u - a.u, dv = abs(b.v - a.v), ratio = b.size / a.size
+                if du > 0.35 * a.size, dv < 0.3 * a.size, ratio > 0.6, ratio < 1.6 {
+                    let cost = du + 3 * dv
+                    if cost < bestCost { (best, bestCost) = (j, cost) }
+                }
+                j += 1
+            }
+            guard best >= 0 else { continue }
+            // Two characters claiming one successor: the closer keeps it.
+            if predecessor[best] >= 0 {
+                guard bestCost < successorCost[predecessor[best]] else { continue }
+                successor[predecessor[best]] = -1
+            }
+            successor[i] = best
+            successorCost[i] = bestCost
+            predecessor[best] = i
+        }
+        var lines: [Line] = []
+        for start in placed.indices where predecessor[start] < 0 && successor[start] >= 0 {
+            var members: [Placed] = []
+            var at = start
+            while at >= 0 {
+                members.append(placed[at])
+                at = successor[at]
+            }
+            guard members.count >= 15 else { continue }
+            let steps = zip(members.dropFirst(), members).map { $0.u - $1.u }
+            let pitch = median(steps)
+            lines.append(Line(members: members, pitch: pitch, start: members.first!.u, end: members.last!.u,
+                              v: members.map(\.v).reduce(0, +) / Double(members.count)))
+        }
+        return lines.sorted { $0.v < $1.v }
+    }
+
+    /// Runs of `count` lines stacked one under the other, each about `characters` pitches long, left-aligned.
+    private static func stacks(_ lines: [Line], count: Int, characters: Int) -> [[Line]] {
+        func fits(_ line: Line) -> Bool {
+            let length = (line.end - line.start) / line.pitch + 1
+            return length > Double(characters) * 0.85 && length < Double(characters) * 1.12
+        }
+        let candidates = lines.filter(fits)
+        guard candidates.count >= count else { return [] }
+        var groups: [[Line]] = []
+        func extend(_ group: [Line], from index: Int) {
+            if group.count == count {
+                groups.append(group)
+                return
+            }
+            for next in index..<candidates.count {
+                let line = candidates[next]
+                if let last = group.last {
+                    let pitch = (last.pitch + line.pitch) / 2
+                    let gap = line.v - last.v
+                    guard gap > 1.0 * pitch, gap < 3.2 * pitch, abs(line.pitch / last.pitch - 1) < 0.15,
+                          abs(line.start - last.start) < 1.5 * pitch else { continue }
+                }
+                extend(group + [line], from: next + 1)
+            }
+        }
+        extend([], from: 0)
+        return groups
+    }
+
+    /// Assigns every character of each line to a cell and fits the cells' positions along the line (a quadratic:
+    /// a photographed page's pitch changes along the line) and across it (a line: the line may be slanted).
+    private static func fit(_ group: [Line], layout: (format: MRZ.Format, lines: Int, characters: Int),
+                            cos c: Double, sin s: Double) -> MRZGrid? {
+        let pitch = group.map(\.pitch).reduce(0, +) / Double(group.count)
+        let left = group.map(\.start).min()!
+        var residuals: [Double] = []
+        var lines: [[MRZGrid.Cell]] = []
+        for line in group {
+            // The first character's cell: lines are left-aligned, one may have lost its first characters.
+            let offset = ((line.start - left) / pitch).rounded()
+            var positions = line.members.map { offset + (($0.u - line.start) / pitch).rounded() }
+            var uFit = Polynomial.fit(x: positions, y: line.members.map(\.u), degree: 2)
+            for _ in 0..<2 {
+                // Each character to its nearest cell under the current fit.
+                positions = line.members.map { member in
+                    guard let uFit else { return 0 }
+                    let slope = uFit.derivative(at: Double(layout.characters) / 2)
+                    return (Double(layout.characters) / 2 + (member.u - uFit.value(at: Double(layout.characters) / 2)) / slope).rounded()
+                }
+                uFit = Polynomial.fit(x: positions, y: line.members.map(\.u), degree: 2)
+            }
+            guard let uFit, let vFit = Polynomial.fit(x: line.members.map(\.u), y: line.members.map(\.v), degree: 1),
+                  let first = positions.min(), let last = positions.max(),
+                  first > -1.5, last < Double(layout.characters) + 0.5 else { return nil }
+            for (member, position) in zip(line.members, positions) {
+                residuals.append(abs(uFit.value(at: position) - member.u) / pitch)
+            }
+            lines.append((0..<layout.characters).map { index in
+                let u = uFit.value(at: Double(index))
+                let v = vFit.value(at: u)
+                let step = uFit.derivative(at: Double(index))
+                return MRZGrid.Cell(center: Point(x: u * c - v * s, y: u * s + v * c), pitch: Point(x: step * c, y: step * s))
+            })
+        }
+        let residual = residuals.reduce(0, +) / Double(max(1, residuals.count))
+        guard residual < 0.25 else { return nil }
+        return MRZGrid(format: layout.format, lines: lines, residual: residual)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        return sorted[sorted.count / 2]
+    }
+}
+
+/// A least-squares polynomial of degree 1 or 2.
+struct Polynomial {
+    var coefficients: [Double]
+
+    func value(at x: Double) -> Double { coefficients.reversed().reduce(0) { $0 * x + $1 } }
+    func derivative(at x: Double) -> Double {
+        coefficients.count > 2 ? coefficients[1] + 2 * coefficients[2] * x : (coefficients.count > 1 ? coefficients[1] : 0)
+    }
+
+    static func fit(x: [Double], y: [Double], degree: Int) -> Polynomial? {
+        let n = degree + 1
+        guard x.count >= n + 1 else { return nil }
+        // Normal equations, solved by Gaussian elimination with partial pivoting.
+        var matrix = [[Double]](repeating: [Double](repeating: 0, count: n + 1), count: n)
+        for (xi, yi) in zip(x, y) {
+            var powers = [Double](repeating: 1, count: 2 * n)
+            for k in 1..<(2 * n) { powers[k] = powers[k - 1] * xi }
+            for row in 0..<n {
+                for column in 0..<n { matrix[row][column] += powers[row + column] }
+                matrix[row][n] += powers[row] * yi
+            }
+        }
+        for column in 0..<n {
+            guard let pivot = (column..<n).max(by: { abs(matrix[$0][column]) < abs(matrix[$1][column]) }),
+                  abs(matrix[pivot][column]) > 1e-12 else { return nil }
+            matrix.swapAt(column, pivot)
+            for row in 0..<n where row != column {
+                let factor = matrix[row][column] / matrix[column][column]
+                for k in column...n { matrix[row][k] -= factor * matrix[column][k] }
+            }
+        }
+        return Polynomial(coefficients: (0..<n).map { matrix[$0][n] / matrix[$0][$0] })
+    }
+}
