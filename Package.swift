@@ -99,7 +99,8 @@ let package = Package(
         .target(
             name: "Pipeline",
             dependencies: [
-                "VerifyModel", "ImageDecoding", "BarcodeScanning", "TransactionStore", "WorkQueues", "Protect", "Submission",
+                "VerifyModel", "ImageDecoding", "BarcodeScanning", "MRZReading", "TransactionStore", "WorkQueues", "Protect",
+                "Submission",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),

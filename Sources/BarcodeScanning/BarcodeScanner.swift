@@ -54,10 +54,15 @@ public final class BarcodeScanner {
     public func scan(_ bytes: [UInt8], firstPass: GrayImage? = nil,
                      expecting expectation: Expectation = .anyCode) throws(ImageDecodingError) -> [Barcode] {
         var found = configuration.symbologies == [.mrz] ? [] : try scanBarcodes(bytes, firstPass: firstPass, expecting: expectation)
-        if configuration.symbologies.contains(.mrz), case .read(let mrz) = try MRZImageReader().read(bytes, decoder: decoder) {
+        if configuration.symbologies.contains(.mrz), case .read(let mrz) = try readMRZ(bytes) {
             found.append(Barcode(format: .mrz, text: mrz.lines.joined(separator: "\n")))
         }
         return found
+    }
+
+    /// The MRZ printed on a passport page or ID card, read from the image (decoded under the scanner's limits).
+    public func readMRZ(_ bytes: [UInt8]) throws(ImageDecodingError) -> MRZImageReader.Outcome {
+        try MRZImageReader().read(bytes, decoder: decoder)
     }
 
     private func scanBarcodes(_ bytes: [UInt8], firstPass: GrayImage?,

@@ -1,6 +1,7 @@
 import BarcodeScanning
 import Foundation
 import ImageDecoding
+import MRZReading
 import Protect
 import VerifyModel
 
@@ -33,7 +34,7 @@ struct ScannedDocument: StageValue {
     var byteCount: Int { images.values.reduce(job.mrz?.utf8.count ?? 0) { $0 + $1.count } }
 }
 
-/// Reads the back's PDF417 and finds the document's transaction. Each worker owns its scanner: ZBar's are not
+/// Reads the back's PDF417, the MRZ of a government id given without MRZ text, and finds the document's transaction. Each worker owns its scanner: ZBar's are not
 /// thread-safe.
 struct ScanStage: Sendable {
     let symbologies: Set<BarcodeFormat>
@@ -42,7 +43,10 @@ struct ScanStage: Sendable {
     /// Throws `.cancelled` when the run is cancelled while waiting for another document's read of the QR: the
     /// document is dropped unrecorded, like any other cut short by cancellation.
     func callAsFunction(_ document: DecodedDocument, with scanner: BarcodeScanner) async throws(StageStop) -> ScannedDocument {
-        let job = document.job
+        var job = document.job
+        if job.type == .governmentId, job.mrz == nil {
+            job.mrz = try readMRZ(document, with: scanner)
+        }
         // When the back may also carry the transaction's QR, one pass looks for both.
         var candidateBack: String?
         if case .qrImage(_, let candidates) = job.identity, case .file(let path) = job.images[.back], candidates.contains(path) {
@@ -84,6 +88,30 @@ struct ScanStage: Sendable {
         }
         return ScannedDocument(job: job, transaction: transaction, images: document.images.mapValues(\.bytes),
                                backBarcodes: backBarcodes, capture: document.capture)
+    }
+
+    /// The MRZ printed on the front (a passport page, a TD2 card) or the back (a TD1 card), as text: from there on
+    /// it is parsed and checked as typed MRZ text is. A band that is found but cannot be read with valid check
+    /// digits fails the document; a licence without MRZ has none, and goes on without.
+    private func readMRZ(_ document: DecodedDocument, with scanner: BarcodeScanner) throws(StageStop) -> String? {
+        for role in [ImageRole.front, .back] {
+            guard let image = document.images[role] else { continue }
+            let outcome: MRZImageReader.Outcome
+            do {
+                outcome = try scanner.readMRZ(image.bytes)
+            } catch {
+                throw .failed(DocumentFailure(error, context: "\(role.rawValue) image"))
+            }
+            switch outcome {
+            case .read(let mrz):
+                return mrz.lines.joined(separator: "\n")
+            case .unreadable(let error):
+                throw .failed(DocumentFailure(error, context: "\(role.rawValue) image: an MRZ is printed but cannot be read"))
+            case .notFound:
+                continue
+            }
+        }
+        return nil
     }
 
     /// The first verification QR among `candidates`, in order; `alreadyScanned` holds the codes of images this
