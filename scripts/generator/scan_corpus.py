@@ -17,6 +17,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
 import codegen
+import qr_model1
 
 ENV = "5f1a9d2e-7c3b-4a61-8e2f-3b4c5d6e7f80"
 
@@ -254,6 +255,16 @@ def make(category, index, rng):
         outer[y:y + inner.shape[0], x:x + inner.shape[1]] = inner
         return card_with(rng, [outer], size=(outer.shape[1] + 100, outer.shape[0] + 60), seed=seed), \
             [("QR_CODE", text), ("QR_CODE", inner_text)], "png", {}
+    if category == "model-1":
+        # The original QR model (no alignment patterns), still printed on old documents: versions 6 and 8 (41 and
+        # 49 modules) at 1 to 3 px per module, half of them without a quiet zone.
+        modules = qr_model1.encode(text, ecc=rng.choice(["L", "L", "M"]) if len(text) < 110 else "L")
+        px = rng.choice([1, 2, 3])
+        quiet = 0 if index % 2 else 4
+        code = np.kron(np.pad(1 - modules, quiet, constant_values=1), np.ones((px, px), dtype=np.uint8)) * 255
+        if quiet == 0:
+            return Image.fromarray(code.astype(np.uint8), "L").convert("RGB"), [("QR_CODE", text)], "png", {}
+        return card_with(rng, [code.astype(np.uint8)], size=(500, 360), seed=seed), [("QR_CODE", text)], "png", {}
     if category == "small-no-code":
         # Phone thumbnails and screenshots of about 0.1 MP with print-like texture and no code.
         image = codegen.paper(rng.choice([320, 360, 400]), rng.choice([240, 280, 300]), seed=seed)
@@ -264,7 +275,7 @@ def make(category, index, rng):
 CATEGORIES = ["nominal", "blurred", "noise", "rotation", "perspective", "low-brightness", "glare", "shadows",
               "small-modules", "photo-12mp", "inverted", "damaged", "multiple", "high-version", "pdf417", "no-code",
               "charset", "webp", "no-quiet-zone", "dotted", "high-version-2px", "curved", "small-pdf417", "small-no-code",
-              "small-with-code", "edge-warped", "nested"]
+              "small-with-code", "edge-warped", "nested", "model-1"]
 
 
 def main():
