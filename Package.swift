@@ -52,7 +52,8 @@ let package = Package(
 
         .target(name: "VerifyModel", swiftSettings: fuzzedSwift),
         .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"], swiftSettings: fuzzedSwift),
-        .target(name: "MRZReading", dependencies: ["ImageDecoding", "VerifyModel"]),
+        .target(name: "MRZReading", dependencies: ["ImageDecoding", "VerifyModel",
+                                                   .product(name: "HeapModule", package: "swift-collections")]),
         .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding", "MRZReading", "VerifyModel"]),
         .target(
             name: "TransactionStore",
@@ -125,6 +126,7 @@ let package = Package(
 
         .testTarget(name: "ImageDecodingTests", dependencies: ["ImageDecoding"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BarcodeScanningTests", dependencies: ["BarcodeScanning"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "MRZReadingTests", dependencies: ["MRZReading", "ImageDecoding", "VerifyModel"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel", "SeededRandom"]),
         // The seeded random generator the property tests share.
         .target(name: "SeededRandom", path: "Tests/Helpers/SeededRandom"),

@@ -1,3 +1,4 @@
+import HeapModule
 import VerifyModel
 
 /// What ICAO 9303 allows at each position of an MRZ, and how a reading whose check digits fail is repaired.
@@ -96,6 +97,9 @@ enum MRZCharacterRules {
         }
     }
 
+    static let maximumChanges = 2
+    static let maximumLoss: Float = 0.3
+
     /// Parses the reading; when a check digit fails, tries the close second choices of that field's characters,
     /// best total score first, until it parses or no choice mends the field. Returns the parse or the last error.
     static func repair(_ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format,
@@ -114,27 +118,20 @@ enum MRZCharacterRules {
             mended.insert(error.field)
             let positions = positions(of: error.field, in: format)
             let choices = positions.map { alternatives(scores[$0.line][$0.index], slot: slots[$0.line][$0.index]) }
-            let ambiguous = positions.indices.filter { choices[$0].count > 1 }
-            guard !ambiguous.isEmpty, ambiguous.count <= 12 else { return .failure(error) }
-            // Every combination of the ambiguous positions' choices, least score given up first.
-            var combinations: [(loss: Float, picks: [Int])] = [(0, [])]
-            for slot in ambiguous {
-                let position = positions[slot]
-                let options = choices[slot]
-                let top = scores[position.line][position.index][GlyphClassifier.characters.firstIndex(of: options[0])!]
-                combinations = combinations.flatMap { combination in
-                    options.indices.map { option in
-                        let score = scores[position.line][position.index][GlyphClassifier.characters.firstIndex(of: options[option])!]
-                        return (combination.loss + top - score, combination.picks + [option])
-                    }
-                }
-                if combinations.count > 4096 { return .failure(error) }
+            let losses = zip(positions, choices).map { position, options in
+                let cell = scores[position.line][position.index]
+                let top = cell[GlyphClassifier.characters.firstIndex(of: options[0])!]
+                return options.map { top - cell[GlyphClassifier.characters.firstIndex(of: $0)!] }
             }
-            combinations.sort { $0.loss < $1.loss }
             var fixed = false
-            for combination in combinations.dropFirst() {
+            for picks in cheapestFirst(losses, limit: 5000).dropFirst() {
+                // A check digit passes by chance one time in ten: a mend may change at most two characters, each a
+                // close second choice, or it is no evidence at all.
+                let changed = picks.indices.filter { picks[$0] > 0 }
+                guard changed.count <= maximumChanges else { continue }
+                if changed.reduce(Float(0), { $0 + losses[$1][picks[$1]] }) > maximumLoss { break }
                 var candidate = lines
-                for (slot, option) in zip(ambiguous, combination.picks) {
+                for (slot, option) in picks.enumerated() where option > 0 {
                     candidate[positions[slot].line][positions[slot].index] = choices[slot][option]
                 }
                 do throws(MRZError) {
@@ -148,5 +145,32 @@ enum MRZCharacterRules {
             }
             if !fixed { return .failure(error) }
         }
+    }
+
+    /// Combinations of choices (one index per position into its options, each list sorted by loss), least total
+    /// loss first, at most `limit`: a best-first walk that raises one position's choice at a time, only at or after
+    /// the last position raised, so that each combination is reached once.
+    static func cheapestFirst(_ losses: [[Float]], limit: Int) -> [[Int]] {
+        struct State: Comparable {
+            var loss: Float
+            var picks: [Int]
+            var last: Int
+
+            static func < (a: State, b: State) -> Bool { a.loss < b.loss }
+            static func == (a: State, b: State) -> Bool { a.loss == b.loss && a.picks == b.picks }
+        }
+        var frontier = Heap([State(loss: 0, picks: [Int](repeating: 0, count: losses.count), last: 0)])
+        var out: [[Int]] = []
+        while out.count < limit, let state = frontier.popMin() {
+            out.append(state.picks)
+            for position in state.last..<losses.count where state.picks[position] + 1 < losses[position].count {
+                var next = state
+                next.loss += losses[position][state.picks[position] + 1] - losses[position][state.picks[position]]
+                next.picks[position] += 1
+                next.last = position
+                frontier.insert(next)
+            }
+        }
+        return out
     }
 }

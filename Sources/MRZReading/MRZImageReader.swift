@@ -74,7 +74,13 @@ public struct MRZImageReader: Sendable {
 
     private func reading(_ grid: MRZGrid, classifier: GlyphClassifier) -> Result<MRZ, Unread> {
         let slots = MRZCharacterRules.slots(grid.format)
-        let scores = grid.lines.map { $0.map(classifier.scores) }
+        var scores: [[[Float]]] = []
+        for line in grid.lines {
+            guard let geometry = classifier.geometry(of: line) else {
+                return .failure(Unread(confidence: 0, error: MRZError(field: "layout", message: "MRZ line without legible capitals")))
+            }
+            scores.append(line.map { classifier.scores($0, geometry: geometry) })
+        }
         var lines: [[Character]] = []
         var total: Float = 0
         for (line, lineScores) in scores.enumerated() {

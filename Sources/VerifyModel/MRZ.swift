@@ -8,6 +8,11 @@ public struct MRZError: CodedError, Equatable, CustomStringConvertible {
 
     public var failureCode: FailureCode { .document(.documentCaptureError) }
     public var description: String { message }
+
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
 }
 
 /// A machine-readable zone (ICAO 9303 TD1, TD2 or TD3) with every check digit verified.

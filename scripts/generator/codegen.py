@@ -107,16 +107,44 @@ def check_digit(text):
     return str(sum(ICAO_VALUES.get(c, 0) * (7, 3, 1)[i % 3] for i, c in enumerate(text)) % 10)
 
 
-def td3(surname, given, number, nationality, birth, sex, expiry, personal="", issuing="UTO"):
-    """A valid TD3 (passport) MRZ; dates as YYMMDD."""
-    names = (surname + "<<" + "<".join(given)).ljust(39, "<")[:39]
-    line1 = ("P<" + issuing + names)[:44]
+def mrz_name(surname, given, length):
+    """The ICAO 9303 name field: surname, `<<`, given names joined by `<`; spaces and hyphens become `<`,
+    apostrophes are dropped; padded with `<` or cut to `length`."""
+    clean = lambda part: part.upper().replace("'", "").replace(" ", "<").replace("-", "<")  # noqa: E731
+    names = clean(surname) + ("<<" + "<".join(clean(g) for g in given) if given else "")
+    return names.ljust(length, "<")[:length]
+
+
+def td3(surname, given, number, nationality, birth, sex, expiry, personal="", issuing="UTO", code="P<",
+        personal_check=None):
+    """A valid TD3 (passport) MRZ; dates as YYMMDD. An empty personal number's check digit is `0`, or
+    `personal_check` (`<` is also allowed by ICAO 9303 then)."""
+    line1 = (code + issuing + mrz_name(surname, given, 39))[:44]
     number = number.ljust(9, "<")
     personal = personal.ljust(14, "<")
     body = number + check_digit(number) + nationality + birth + check_digit(birth) + sex + expiry + check_digit(expiry)
-    body += personal + check_digit(personal)
+    body += personal + (personal_check if personal_check and personal == "<" * 14 else check_digit(personal))
     composite = check_digit(body[0:10] + body[13:20] + body[21:43])
     return line1 + "\n" + body + composite
+
+
+def td2(surname, given, number, nationality, birth, sex, expiry, optional="", issuing="UTO", code="I<"):
+    """A valid TD2 MRZ (2 x 36); dates as YYMMDD."""
+    line1 = code + issuing + mrz_name(surname, given, 31)
+    number = number.ljust(9, "<")
+    body = number + check_digit(number) + nationality + birth + check_digit(birth) + sex + expiry + check_digit(expiry)
+    body += optional.ljust(7, "<")
+    composite = check_digit(body[0:10] + body[13:20] + body[21:35])
+    return line1 + "\n" + body + composite
+
+
+def td1(surname, given, number, nationality, birth, sex, expiry, optional1="", optional2="", issuing="UTO", code="I<"):
+    """A valid TD1 (ID card) MRZ (3 x 30); dates as YYMMDD."""
+    number = number.ljust(9, "<")
+    line1 = code + issuing + number + check_digit(number) + optional1.ljust(15, "<")
+    line2 = birth + check_digit(birth) + sex + expiry + check_digit(expiry) + nationality + optional2.ljust(11, "<")
+    line2 += check_digit(line1[5:30] + line2[0:7] + line2[8:15] + line2[18:29])
+    return line1 + "\n" + line2 + "\n" + mrz_name(surname, given, 30)
 
 
 def card_front(seed, title="DRIVER LICENSE", size=(800, 500)):

@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""Writes MRZ-reading fixtures and manifest.json with the lines each one must read as ([] when it has no MRZ).
+
+Run: /usr/bin/python3 Tests/MRZReadingTests/Fixtures/generate.py   (needs python3-pil, python3-numpy, fonts-ocr-b)
+The pages come from scripts/generator/mrz_pages.py (OCR-B at the ICAO 9303 size on a data page or card); the
+documents are the ICAO 9303 specimens of ANNA MARIA ERIKSSON of Utopia.
+"""
+import json
+import os
+import random
+import sys
+
+import numpy as np
+from PIL import Image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts", "generator"))
+import mrz_pages  # noqa: E402
+
+TD3 = ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"]
+TD1 = ["I<UTOD231458907<<<<<<<<<<<<<<<", "7408122F1204159UTO<<<<<<<<<<<6", "ERIKSSON<<ANNA<MARIA<<<<<<<<<<"]
+TD2 = ["I<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "D231458907UTO7408122F1204159<<<<<<<6"]
+# The specimen with the birth date's check digit 2 printed as 3: every other character, and the composite, as issued.
+TD3_BAD_CHECK_DIGIT = [TD3[0], TD3[1].replace("7408122F", "7408123F")]
+
+
+def main():
+    manifest = {}
+
+    def write(name, image, fmt, lines, **options):
+        if name.endswith(".png"):  # 64 colours, no dithering: a quarter of the size, the same MRZ
+            image = image.quantize(64, dither=Image.Dither.NONE)
+        image.save(os.path.join(HERE, name), **options)
+        manifest[name] = {"format": fmt, "lines": lines}
+
+    def page(fmt, dpi, seed, lines=None):
+        doc = mrz_pages.specimen(fmt)
+        assert doc["lines"] == {"TD3": TD3, "TD1": TD1, "TD2": TD2}[fmt], doc["lines"]
+        return mrz_pages.render_page(doc, dpi, seed, mrz=lines, texture=False)
+
+    def capture(seed):
+        r = random.Random(seed)
+        return r, np.random.default_rng(seed)
+
+    write("td3-specimen.png", page("TD3", 200, 1), "TD3", TD3, optimize=True)
+    write("td1-specimen.png", page("TD1", 300, 2), "TD1", TD1, optimize=True)
+    write("td2-specimen.png", page("TD2", 250, 3), "TD2", TD2, optimize=True)
+
+    # A scan turned by 8 degrees on a light bed, saved as a phone or scanner would.
+    tilted = mrz_pages.tilt(page("TD3", 200, 4), *capture(4), 200, angle=8)
+    write("td3-tilted.jpg", tilted, "TD3", TD3, quality=80)
+    upside_down = page("TD3", 200, 5).transpose(Image.ROTATE_180)
+    write("td3-upside-down.png", upside_down, "TD3", TD3, optimize=True)
+    turned = page("TD1", 250, 6).transpose(Image.ROTATE_90)
+    write("td1-rotated-90.png", turned, "TD1", TD1, optimize=True)
+
+    # td3-specimen.png but for that one digit. The printed lines are what must be read; that the check digit fails
+    # is for the parser to say.
+    write("td3-bad-check-digit.png", page("TD3", 200, 1, lines=TD3_BAD_CHECK_DIGIT), "TD3", TD3_BAD_CHECK_DIGIT,
+          optimize=True)
+
+    # A driving licence front: visible-zone text and OCR-B lines, no MRZ.
+    r, _ = capture(8)
+    doc, arguments = mrz_pages.no_mrz_page(0, r)
+    write("no-mrz.jpg", mrz_pages.render_page(doc, 250, 8, mrz=[], **arguments), None, [], quality=85)
+
+    with open(os.path.join(HERE, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+import Testing
+import VerifyModel
+
+@testable import MRZReading
+
+/// The recogniser's choices are given here as score tables, so that each rule is seen on its own.
+@Suite("Settling look-alike MRZ characters")
+struct MRZCharacterRulesTests {
+    static let characters = GlyphClassifier.characters
+
+    /// Scores that make `first` the best reading of a cell, `second` close behind, everything else far.
+    static func cell(_ first: Character, _ second: Character? = nil, gap: Float = 0.05) -> [Float] {
+        characters.map { $0 == first ? 0.9 : ($0 == second ? 0.9 - gap : 0.2) }
+    }
+
+    /// The TD3 specimen (ICAO 9303), each cell read as printed unless `overrides` says otherwise.
+    static let specimen = ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"]
+
+    /// The specimen with a document number made of look-alikes (check digits recomputed for it).
+    static let lookAlikes = [specimen[0], "B8Z2O0I1S9UTO7408122F1204159ZE184226B<<<<<14"]
+
+    static func read(_ overrides: [MRZCharacterRules.Position: [Float]], printed: [String] = specimen) -> Result<MRZ, MRZError> {
+        let slots = MRZCharacterRules.slots(.td3)
+        var scores = printed.map { $0.map { cell($0) } }
+        for (position, value) in overrides { scores[position.line][position.index] = value }
+        var lines = scores.enumerated().map { line, cells in
+            cells.enumerated().map { MRZCharacterRules.best($1, slot: slots[line][$0]).character }
+        }
+        MRZCharacterRules.settleFillers(&lines, scores: scores, slots: slots)
+        return MRZCharacterRules.repair(lines, scores: scores, format: .td3) { (lines: [[Character]]) throws(MRZError) -> MRZ in
+            try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"))
+        }
+    }
+
+    static func at(_ line: Int, _ index: Int) -> MRZCharacterRules.Position { .init(line: line, index: index) }
+
+    @Test("a letter look-alike in a digits-only field (a date) is read as the digit", arguments: [
+        ("O", "0"), ("I", "1"), ("Z", "2"), ("S", "5"), ("B", "8"),
+    ] as [(Character, Character)])
+    func digitsOnly(letter: Character, digit: Character) throws {
+        // A cell of the birth date (740812) or expiry date (120415) holding `digit` looks more like `letter`.
+        let line2 = Array(Self.specimen[1])
+        let index = try #require(Array(13...18).first { line2[$0] == digit } ?? Array(21...26).first { line2[$0] == digit })
+        let mrz = try Self.read([Self.at(1, index): Self.cell(letter, digit, gap: 0.3)]).get()
+        #expect(mrz.lines[1] == Self.specimen[1])
+        #expect(mrz.dateOfBirth == "1974-08-12" && mrz.dateOfExpiry == "2012-04-15")
+    }
+
+    @Test("a digit look-alike in a letters-only field (names, countries) is read as the letter", arguments: [
+        ("0", "O"), ("1", "I"), ("2", "Z"), ("5", "S"), ("8", "B"),
+    ] as [(Character, Character)])
+    func lettersOnly(digit: Character, letter: Character) throws {
+        // ERIKSSON's first S (line 1, position 9) looks like a 5, or whichever digit is tried.
+        let mrz = try Self.read([Self.at(0, 9): Self.cell(digit, letter, gap: 0.3)]).get()
+        #expect(mrz.lines[0] == "P<UTOERIK" + String(letter) + "SON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<")
+        if letter == "S" { #expect(mrz.primaryIdentifier == "ERIKSSON") }
+    }
+
+    @Test("in a document number, which takes both, the check digit chooses", arguments: [
+        (0, "B", "8"), (1, "8", "B"), (2, "Z", "2"), (3, "2", "Z"), (4, "O", "0"), (5, "0", "O"), (6, "I", "1"),
+        (7, "1", "I"), (8, "S", "5"),
+    ] as [(Int, Character, Character)])
+    func checkDigitChooses(index: Int, printed: Character, misread: Character) throws {
+        // The cell is read as `misread` by a little; the printed character is a close second.
+        let mrz = try Self.read([Self.at(1, index): Self.cell(misread, printed, gap: 0.08)], printed: Self.lookAlikes).get()
+        #expect(mrz.documentNumber == "B8Z2O0I1S")
+        #expect(mrz.lines == Self.lookAlikes)
+    }
+
+    @Test("a lone K between fillers in a name is the filler when the two scored alike")
+    func fillerOrK() throws {
+        // Line 1, position 30 is a filler in the long run after MARIA.
+        let mrz = try Self.read([Self.at(0, 30): Self.cell("K", "<", gap: 0.05)]).get()
+        #expect(mrz.lines[0] == Self.specimen[0])
+        #expect(mrz.secondaryIdentifier == "ANNA MARIA")
+        // A clear K stays a K (and a clear misreading is not hidden: here it is part of a name).
+        let clear = try Self.read([Self.at(0, 30): Self.cell("K", "<", gap: 0.5)]).get()
+        #expect(Array(clear.lines[0])[30] == "K")
+    }
+
+    @Test("a check digit no close second choice can mend is reported, naming the field")
+    func unmendable() {
+        // The birth date's check digit reads 3, clearly: 7408123 does not check.
+        let result = Self.read([Self.at(1, 19): Self.cell("3", nil)])
+        guard case .failure(let error) = result else {
+            Issue.record("a reading with a wrong check digit parsed")
+            return
+        }
+        #expect(error.field == "dateOfBirth")
+        #expect(error.failureCode == .document(.documentCaptureError))
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import ImageDecoding
+import Testing
+import VerifyModel
+
+@testable import MRZReading
+
+enum MRZFixtures {
+    static let folder = Bundle.module.resourceURL!.appendingPathComponent("Fixtures")
+
+    struct Entry: Decodable {
+        var format: String?
+        var lines: [String]
+    }
+
+    /// File name -> what it must read as, written by Fixtures/generate.py from its inputs (the ICAO 9303 specimens).
+    static let manifest: [String: Entry] = {
+        let data = try! Data(contentsOf: folder.appendingPathComponent("manifest.json"))
+        return try! JSONDecoder().decode([String: Entry].self, from: data)
+    }()
+
+    static func read(_ name: String) throws -> MRZImageReader.Outcome {
+        let bytes = [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
+        return try MRZImageReader(referenceDate: Date(timeIntervalSince1970: 1_795_305_600)).read(bytes, decoder: ImageDecoder())
+    }
+}
+
+@Suite("Reading the MRZ from a page's image")
+struct MRZImageReaderTests {
+    @Test("each specimen page, card, tilt and rotation reads exactly as printed", arguments: MRZFixtures.manifest
+        .filter { !$0.value.lines.isEmpty && !$0.key.contains("bad-check-digit") }.keys.sorted())
+    func readsAsPrinted(name: String) throws {
+        guard case .read(let mrz) = try MRZFixtures.read(name) else {
+            Issue.record("\(name): no reading")
+            return
+        }
+        #expect(mrz.lines == MRZFixtures.manifest[name]!.lines)
+        #expect(mrz.format.rawValue == MRZFixtures.manifest[name]!.format)
+    }
+
+    @Test("the TD3 specimen gives every field of the data page")
+    func td3Fields() throws {
+        guard case .read(let mrz) = try MRZFixtures.read("td3-specimen.png") else {
+            Issue.record("no reading")
+            return
+        }
+        let fields = mrz.fields
+        #expect(fields[.lastName] == "ERIKSSON")
+        #expect(fields[.firstName] == "ANNA")
+        #expect(fields[.middleName] == "MARIA")
+        #expect(fields[.documentNumber] == "L898902C3")
+        #expect(fields[.nationality] == "UTO")
+        #expect(fields[.country] == "UTO")
+        #expect(fields[.dateOfBirth] == "1974-08-12")
+        #expect(fields[.sex] == "F")
+        #expect(fields[.dateOfExpiry] == "2012-04-15")
+        #expect(fields[.personalIdNumber] == "ZE184226B")
+        #expect(fields[.mrzData] == MRZFixtures.manifest["td3-specimen.png"]!.lines.joined(separator: "\n"))
+    }
+
+    @Test("the TD1 and TD2 specimens give the card's fields")
+    func cardFields() throws {
+        for name in ["td1-specimen.png", "td2-specimen.png"] {
+            guard case .read(let mrz) = try MRZFixtures.read(name) else {
+                Issue.record("\(name): no reading")
+                continue
+            }
+            let fields = mrz.fields
+            #expect(fields[.documentNumber] == "D23145890", "\(name)")
+            #expect(fields[.lastName] == "ERIKSSON" && fields[.firstName] == "ANNA", "\(name)")
+            #expect(fields[.dateOfBirth] == "1974-08-12" && fields[.dateOfExpiry] == "2012-04-15", "\(name)")
+            #expect(fields[.sex] == "F" && fields[.nationality] == "UTO", "\(name)")
+        }
+    }
+
+    @Test("a check digit printed wrong is found, not mended: unreadable, naming the field")
+    func badCheckDigit() throws {
+        guard case .unreadable(let error) = try MRZFixtures.read("td3-bad-check-digit.png") else {
+            Issue.record("a page with a wrong check digit was not reported as unreadable")
+            return
+        }
+        #expect(error.field == "dateOfBirth")
+        #expect(error.failureCode == .document(.documentCaptureError))
+        #expect(!error.message.contains("740812"))
+    }
+
+    @Test("a page without an MRZ reads nothing")
+    func noMRZ() throws {
+        guard case .notFound = try MRZFixtures.read("no-mrz.jpg") else {
+            Issue.record("something was read on a page without an MRZ")
+            return
+        }
+    }
+}
