@@ -21,10 +21,10 @@ struct GlyphClassifier {
 
     let image: GrayImage
 
-    /// The darkness across the line, summed along it, one row per sixteenth of a pitch over ±1 pitch: the rows where
-    /// it stands clearly above the paper are the capitals.
+    /// The darkness across the line, summed along it, one row per sixteenth of a pitch over ±0.8 pitch (the next
+    /// line's capitals start farther out): the rows where it stands clearly above the paper are the capitals.
     func geometry(of line: [MRZGrid.Cell]) -> LineGeometry? {
-        let rows = 33, columns = 16
+        let rows = 27, columns = 16
         var profile = [Float](repeating: 0, count: rows)
         for cell in line {
             let along = Point(x: cell.pitch.x / 16, y: cell.pitch.y / 16)

@@ -75,11 +75,17 @@ public struct MRZImageReader: Sendable {
     private func reading(_ grid: MRZGrid, classifier: GlyphClassifier) -> Result<MRZ, Unread> {
         let slots = MRZCharacterRules.slots(grid.format)
         var scores: [[[Float]]] = []
+        let count = grid.lines[0].count - 2
         for line in grid.lines {
-            guard let geometry = classifier.geometry(of: line) else {
+            guard let geometry = classifier.geometry(of: Array(line.dropFirst().dropLast())) else {
                 return .failure(Unread(confidence: 0, error: MRZError(field: "layout", message: "MRZ line without legible capitals")))
             }
-            scores.append(line.map { classifier.scores($0, geometry: geometry) })
+            let cells = line.map { classifier.scores($0, geometry: geometry) }
+            // The window of the format's length that reads best: the grid may be a cell off at either end.
+            let best = (0...2).max { a, b in
+                cells[a..<(a + count)].reduce(0) { $0 + ($1.max() ?? 0) } < cells[b..<(b + count)].reduce(0) { $0 + ($1.max() ?? 0) }
+            }!
+            scores.append(Array(cells[best..<(best + count)]))
         }
         var lines: [[Character]] = []
         var total: Float = 0

@@ -2,7 +2,9 @@ import Foundation
 import VerifyModel
 
 /// Where an MRZ's characters are on a page: the centre of every character cell, line by line, and the vector of
-/// one pitch (the advance from one character to the next) at that cell. Image coordinates.
+/// one pitch (the advance from one character to the next) at that cell. Image coordinates. Each line has one cell
+/// more at each end than the format's characters: a line whose end was lost or padded by a stray blot comes out
+/// a cell off, and the recogniser picks the window that reads best.
 struct MRZGrid {
     struct Cell {
         var center: Point
@@ -126,7 +128,7 @@ enum MRZLocator {
             while j < placed.count, placed[j].u - a.u < 2.6 * a.size {
                 let b = placed[j]
                 let du = b.u - a.u, dv = abs(b.v - a.v), ratio = b.size / a.size
-                if du > 0.35 * a.size, dv < 0.3 * a.size, ratio > 0.6, ratio < 1.6 {
+                if du > 0.35 * a.size, dv < 0.4 * a.size, ratio > 0.6, ratio < 1.6 {
                     let cost = du + 3 * dv
                     if cost < bestCost { (best, bestCost) = (j, cost) }
                 }
@@ -142,7 +144,7 @@ enum MRZLocator {
             successorCost[i] = bestCost
             predecessor[best] = i
         }
-        var lines: [Line] = []
+        var fragments: [[Placed]] = []
         for start in placed.indices where predecessor[start] < 0 && successor[start] >= 0 {
             var members: [Placed] = []
             var at = start
@@ -150,7 +152,39 @@ enum MRZLocator {
                 members.append(placed[at])
                 at = successor[at]
             }
-            guard members.count >= 15 else { continue }
+            if members.count >= 3 { fragments.append(members) }
+        }
+        // A line broken where one link failed (a filler much smaller than the letter before it, a blot) is joined
+        // again: fragments in line with each other, on the same pitch, a few pitches apart.
+        fragments.sort { $0.first!.u < $1.first!.u }
+        var joined: [[Placed]] = []
+        var used = [Bool](repeating: false, count: fragments.count)
+        for index in fragments.indices where !used[index] {
+            var members = fragments[index]
+            used[index] = true
+            var extended = true
+            while extended {
+                extended = false
+                let pitch = median(zip(members.dropFirst(), members).map { $0.u - $1.u })
+                let tail = members.suffix(6)
+                let slope = tail.count > 1 ? (tail.last!.v - tail.first!.v) / max(1, tail.last!.u - tail.first!.u) : 0
+                for other in fragments.indices where !used[other] {
+                    let head = fragments[other].first!, end = members.last!
+                    let gap = head.u - end.u
+                    guard gap > 0.5 * pitch, gap < 4.5 * pitch,
+                          abs(head.v - (end.v + slope * gap)) < 0.45 * pitch else { continue }
+                    let otherPitch = median(zip(fragments[other].dropFirst(), fragments[other]).map { $0.u - $1.u })
+                    guard abs(otherPitch / pitch - 1) < 0.25 else { continue }
+                    members += fragments[other]
+                    used[other] = true
+                    extended = true
+                    break
+                }
+            }
+            joined.append(members)
+        }
+        var lines: [Line] = []
+        for members in joined where members.count >= 15 {
             let steps = zip(members.dropFirst(), members).map { $0.u - $1.u }
             let pitch = median(steps)
             lines.append(Line(members: members, pitch: pitch, start: members.first!.u, end: members.last!.u,
@@ -193,30 +227,52 @@ enum MRZLocator {
     private static func fit(_ group: [Line], layout: (format: MRZ.Format, lines: Int, characters: Int),
                             cos c: Double, sin s: Double) -> MRZGrid? {
         let pitch = group.map(\.pitch).reduce(0, +) / Double(group.count)
-        let left = group.map(\.start).min()!
+        let n = Double(layout.characters)
+        // Cells counted along the line step by step, each step in the local pitch (which perspective changes along
+        // the line), from the cell of the line's first character.
+        func walk(_ line: Line, from first: Double, fit: Polynomial?) -> [Double] {
+            var positions = [first]
+            for (previous, member) in zip(line.members, line.members.dropFirst()) {
+                let local = fit.map { $0.derivative(at: positions.last!) } ?? line.pitch
+                positions.append(positions.last! + max(1, ((member.u - previous.u) / max(local, 1)).rounded()))
+            }
+            return positions
+        }
+        func fitted(_ line: Line, from first: Double) -> (positions: [Double], u: Polynomial)? {
+            var positions = walk(line, from: first, fit: nil)
+            guard let rough = Polynomial.fit(x: positions, y: line.members.map(\.u), degree: 2) else { return nil }
+            positions = walk(line, from: first, fit: rough)
+            guard let u = Polynomial.fit(x: positions, y: line.members.map(\.u), degree: 2) else { return nil }
+            return (positions, u)
+        }
+        // A line as long as the format's is whole: its first character is cell 0.
+        var fits = group.map { line -> (positions: [Double], u: Polynomial)? in
+            abs((line.end - line.start) / line.pitch + 1 - n) < 0.6 ? fitted(line, from: 0) : nil
+        }
+        // A shorter one lost characters: its first is in the column of the nearest whole line's cell beside it
+        // (columns line up; under perspective the lines' left edges do not quite).
+        for index in group.indices where fits[index] == nil {
+            let line = group[index]
+            let reference = group.indices.filter { fits[$0] != nil }.min { abs(group[$0].v - line.v) < abs(group[$1].v - line.v) }
+            let first: Double
+            if let reference, let u = fits[reference]?.u {
+                first = Double((-1...layout.characters).min { abs(u.value(at: Double($0)) - line.start) < abs(u.value(at: Double($1)) - line.start) }!)
+            } else {
+                first = ((line.start - group.map(\.start).min()!) / pitch).rounded()
+            }
+            fits[index] = fitted(line, from: first)
+        }
         var residuals: [Double] = []
         var lines: [[MRZGrid.Cell]] = []
-        for line in group {
-            // The first character's cell: lines are left-aligned, one may have lost its first characters.
-            let offset = ((line.start - left) / pitch).rounded()
-            var positions = line.members.map { offset + (($0.u - line.start) / pitch).rounded() }
-            var uFit = Polynomial.fit(x: positions, y: line.members.map(\.u), degree: 2)
-            for _ in 0..<2 {
-                // Each character to its nearest cell under the current fit.
-                positions = line.members.map { member in
-                    guard let uFit else { return 0 }
-                    let slope = uFit.derivative(at: Double(layout.characters) / 2)
-                    return (Double(layout.characters) / 2 + (member.u - uFit.value(at: Double(layout.characters) / 2)) / slope).rounded()
-                }
-                uFit = Polynomial.fit(x: positions, y: line.members.map(\.u), degree: 2)
-            }
-            guard let uFit, let vFit = Polynomial.fit(x: line.members.map(\.u), y: line.members.map(\.v), degree: 1),
-                  let first = positions.min(), let last = positions.max(),
-                  first > -1.5, last < Double(layout.characters) + 0.5 else { return nil }
+        for (line, fit) in zip(group, fits) {
+            guard let (positions, uFit) = fit,
+                  let vFit = Polynomial.fit(x: line.members.map(\.u), y: line.members.map(\.v), degree: 1),
+                  let first = positions.first, let last = positions.last,
+                  first > -1.5, last < n + 0.5 else { return nil }
             for (member, position) in zip(line.members, positions) {
                 residuals.append(abs(uFit.value(at: position) - member.u) / pitch)
             }
-            lines.append((0..<layout.characters).map { index in
+            lines.append((-1...layout.characters).map { index in
                 let u = uFit.value(at: Double(index))
                 let v = vFit.value(at: u)
                 let step = uFit.derivative(at: Double(index))
