@@ -16,14 +16,16 @@ struct GlyphClassifier {
 
     static let characters = OCRBGlyphs.characters
     private static let width = OCRBGlyphs.width, height = OCRBGlyphs.height
-    /// Each template with mean 0 and unit norm.
-    private static let templates: [[Float]] = OCRBGlyphs.darkness.map { normalised($0.map { Float($0) }) }
+    /// Every template with mean 0 and unit norm, one after the other, in vectors of 16 (a template row).
+    private static let templates: [SIMD16<Float>] = OCRBGlyphs.darkness.flatMap { vectors(normalised($0.map { Float($0) })) }
+    private static let vectorsPerTemplate = width * height / 16
 
     let image: GrayImage
 
     /// The darkness across the line, summed along it, one row per sixteenth of a pitch over ±0.8 pitch (the next
-    /// line's capitals start farther out): the rows where it stands clearly above the paper are the capitals.
-    func geometry(of line: [MRZGrid.Cell]) -> LineGeometry? {
+    /// line's capitals start farther out): the rows where it stands clearly above the paper are the capitals. Paper
+    /// in shadow is dark too: ink is told from it by difference, not by ratio.
+    func geometry(of line: [MRZGrid.Cell]) -> (geometry: LineGeometry, fit: Float)? {
         let rows = 27, columns = 16
         var profile = [Float](repeating: 0, count: rows)
         for cell in line {
@@ -38,7 +40,7 @@ struct GlyphClassifier {
             }
         }
         guard let peak = profile.indices.max(by: { profile[$0] < profile[$1] }), let paper = profile.min(),
-              profile[peak] > paper * 1.2 + 1 else { return nil }
+              profile[peak] - paper > Float(line.count * columns) * 4 else { return nil }
         let threshold = paper + 0.3 * (profile[peak] - paper)
         var top = peak, bottom = peak
         while top > 0, profile[top - 1] > threshold { top -= 1 }
@@ -46,35 +48,48 @@ struct GlyphClassifier {
         let pitch = MRZLocator.median(line.map { ($0.pitch.x * $0.pitch.x + $0.pitch.y * $0.pitch.y).squareRoot() }) / 16
         let measured = LineGeometry(unit: Double(bottom - top + 1) * pitch / 16,
                                     offset: (Double(top + bottom) / 2 - Double(rows / 2)) * pitch)
-        // The profile's edges are soft (round letters, blur): the size and height that fit the templates best, on
-        // a sample of the line's cells.
-        let probe = stride(from: 0, to: line.count, by: max(1, line.count / 12)).map { line[$0] }
-        var best = (score: -Float.infinity, geometry: measured)
-        for factor in [0.9, 0.95, 1.0, 1.05, 1.1] {
-            for shift in [-0.5, 0.0, 0.5] {
-                let geometry = LineGeometry(unit: measured.unit * factor, offset: measured.offset + shift * measured.unit)
-                let score = probe.reduce(Float(0)) { $0 + (scores($1, geometry: geometry).max() ?? 0) }
-                if score > best.score { best = (score, geometry) }
+        // The profile's edges are soft (round letters, blur): the size and height that fit the templates best.
+        return refined(line, around: measured, factors: [0.92, 1.0, 1.08], shifts: [-0.5, 0, 0.5])
+    }
+
+    /// The geometry near `start` that fits the templates best on a sample of the line's cells, and how well (the
+    /// sample's mean best score).
+    func refined(_ line: [MRZGrid.Cell], around start: LineGeometry, factors: [Double],
+                 shifts: [Double]) -> (geometry: LineGeometry, fit: Float) {
+        let probe = stride(from: 0, to: line.count, by: max(1, line.count / 8)).map { line[$0] }
+        var best = (geometry: start, fit: -Float.infinity)
+        for factor in factors {
+            for shift in shifts {
+                let geometry = LineGeometry(unit: start.unit * factor, offset: start.offset + shift * start.unit)
+                let score = probe.reduce(Float(0)) { $0 + (scores($1, geometry: geometry).max() ?? 0) } / Float(probe.count)
+                if score > best.fit { best = (geometry, score) }
             }
         }
-        return best.geometry
+        return best
     }
 
     func scores(_ cell: MRZGrid.Cell, geometry: LineGeometry) -> [Float] {
         let samples = sample(cell, geometry: geometry)
         let columns = Self.width + 2
-        var best = [Float](repeating: -1, count: Self.templates.count)
+        var best = [Float](repeating: -1, count: Self.characters.count)
         var window = [Float](repeating: 0, count: Self.width * Self.height)
+        let count = Self.vectorsPerTemplate
         for dy in 0...2 {
             for dx in 0...2 {
                 for row in 0..<Self.height {
                     for column in 0..<Self.width { window[row * Self.width + column] = samples[(row + dy) * columns + column + dx] }
                 }
-                let normalisedWindow = Self.normalised(window)
-                for (index, template) in Self.templates.enumerated() {
-                    var sum: Float = 0
-                    for k in 0..<template.count { sum += template[k] * normalisedWindow[k] }
-                    best[index] = max(best[index], sum)
+                let cell = Self.vectors(Self.normalised(window))
+                Self.templates.withUnsafeBufferPointer { templates in
+                    cell.withUnsafeBufferPointer { cell in
+                        for template in 0..<(templates.count / count) {
+                            var sum = SIMD16<Float>()
+                            for k in 0..<count { sum += templates[template * count + k] * cell[k] }
+                            // Templates come as each character sharp, then each blurred.
+                            let character = template % Self.characters.count
+                            best[character] = max(best[character], sum.sum())
+                        }
+                    }
                 }
             }
         }
@@ -121,6 +136,10 @@ struct GlyphClassifier {
             let bottom = Float(p[(y0 + 1) * w + x0]) * (1 - fx) + Float(p[(y0 + 1) * w + x0 + 1]) * fx
             return top * (1 - fy) + bottom * fy
         }
+    }
+
+    private static func vectors(_ values: [Float]) -> [SIMD16<Float>] {
+        stride(from: 0, to: values.count, by: 16).map { SIMD16<Float>(values[$0..<($0 + 16)]) }
     }
 
     private static func normalised(_ values: [Float]) -> [Float] {

@@ -6,7 +6,8 @@ import VerifyModel
 /// Look-alikes (0/O, 1/I, 2/Z, 5/S, 8/B) are settled by the field's alphabet where it has one: dates and check
 /// digits are digits, names and country codes letters. In fields that take both (document numbers, optional data)
 /// the field's check digit chooses among the recogniser's close second choices. A `K` standing alone between
-/// fillers in a letters-only field is read as the filler `<` when the recogniser scored them alike.
+/// fillers in a letters-only field is read as the filler `<` when the recogniser scored them alike. The issuing
+/// state and the nationality are read as the code, among those ICAO 9303 allows, that the cells score best for.
 enum MRZCharacterRules {
     enum Slot {
         case letter, digit, alphanumeric, sex, digitOrFiller
@@ -75,14 +76,51 @@ enum MRZCharacterRules {
         return best
     }
 
-    /// The characters a slot allows whose score is within `margin` of the best, best first, at most `limit`.
-    static func alternatives(_ scores: [Float], slot: Slot, margin: Float = 0.2, limit: Int = 3) -> [Character] {
-        let top = best(scores, slot: slot).score
-        return GlyphClassifier.characters.indices
-            .filter { slot.allows(GlyphClassifier.characters[$0]) && scores[$0] >= top - margin }
-            .sorted { scores[$0] > scores[$1] }
-            .prefix(limit)
-            .map { GlyphClassifier.characters[$0] }
+    /// OCR-B characters that blur, glare and wear turn into one another. A mend only ever swaps a character for
+    /// one of these: any other second choice that happens to satisfy a check digit is chance (one time in ten).
+    static let lookAlikes: [Character: Set<Character>] = {
+        let pairs: [(Character, Character)] = [("0", "O"), ("0", "Q"), ("0", "D"), ("O", "Q"), ("O", "D"), ("1", "I"),
+                                               ("2", "Z"), ("5", "S"), ("8", "B"), ("6", "G"), ("<", "K")]
+        var table: [Character: Set<Character>] = [:]
+        for (a, b) in pairs {
+            table[a, default: []].insert(b)
+            table[b, default: []].insert(a)
+        }
+        return table
+    }()
+
+    /// The best character the slot allows, then its look-alikes the slot allows that scored within `margin` of it.
+    static func alternatives(_ scores: [Float], slot: Slot, margin: Float = 0.2) -> [Character] {
+        let (top, score) = best(scores, slot: slot)
+        let others = (lookAlikes[top] ?? []).filter { character in
+            slot.allows(character) && scores[GlyphClassifier.characters.firstIndex(of: character)!] >= score - margin
+        }
+        return [top] + others.sorted {
+            scores[GlyphClassifier.characters.firstIndex(of: $0)!] > scores[GlyphClassifier.characters.firstIndex(of: $1)!]
+        }
+    }
+
+    /// Where the issuing state and the nationality are.
+    static func statePositions(_ format: MRZ.Format) -> [[Position]] {
+        let nationalityLine = 1, nationalityStart = format == .td1 ? 15 : 10
+        return [(2...4).map { Position(line: 0, index: $0) },
+                (nationalityStart...(nationalityStart + 2)).map { Position(line: nationalityLine, index: $0) }]
+    }
+
+    /// Each state code field as the known code its cells score best for (`UTD` is read `UTO`, `MFX` `MEX`).
+    static func settleStates(_ lines: inout [[Character]], scores: [[[Float]]], format: MRZ.Format) {
+        let index = Dictionary(uniqueKeysWithValues: GlyphClassifier.characters.enumerated().map { ($1, $0) })
+        for positions in statePositions(format) {
+            func total(_ code: String) -> Float {
+                var sum: Float = 0
+                for (character, position) in zip(code, positions) {
+                    sum += scores[position.line][position.index][index[character]!]
+                }
+                return sum
+            }
+            let best = ICAOStates.codes.sorted().max { total($0) < total($1) }!
+            for (character, position) in zip(best, positions) { lines[position.line][position.index] = character }
+        }
     }
 
     /// A lone letter between fillers in a letters-only line reads as a filler when the two scored alike.
@@ -145,6 +183,29 @@ enum MRZCharacterRules {
             }
             if !fixed { return .failure(error) }
         }
+    }
+
+    /// The first position of a document number or optional data (fields that take letters and digits) where a
+    /// look-alike scored within `margin` of the chosen character and would parse as well: the check digits cannot
+    /// tell them apart there (G and Q weigh the same modulo 10; two swaps can cancel out), so the number is a guess.
+    static func ambiguity(in mrz: MRZ, scores: [[[Float]]], margin: Float = 0.03,
+                          parse: ([[Character]]) throws(MRZError) -> MRZ) -> Position? {
+        let slots = slots(mrz.format)
+        let lines = mrz.lines.map { Array($0) }
+        for line in lines.indices {
+            for index in lines[line].indices where slots[line][index] == .alphanumeric {
+                let chosen = lines[line][index]
+                let cell = scores[line][index]
+                let score = cell[GlyphClassifier.characters.firstIndex(of: chosen)!]
+                for other in lookAlikes[chosen] ?? [] where slots[line][index].allows(other) {
+                    guard cell[GlyphClassifier.characters.firstIndex(of: other)!] >= score - margin else { continue }
+                    var swapped = lines
+                    swapped[line][index] = other
+                    if (try? parse(swapped)) != nil { return Position(line: line, index: index) }
+                }
+            }
+        }
+        return nil
     }
 
     /// Combinations of choices (one index per position into its options, each list sorted by loss), least total

@@ -19,6 +19,8 @@ public struct MRZImageReader: Sendable {
     /// characters came out smaller than this many pixels per pitch.
     public var searchPixels = 3_000_000
     public var readablePitch = 16.0
+    /// The mean template score (normalised correlation) of a reading's characters below which it is not taken.
+    public var minimumConfidence: Float = 0.7
     public var referenceDate: Date
 
     public init(referenceDate: Date = Date()) {
@@ -50,20 +52,27 @@ public struct MRZImageReader: Sendable {
             scale = Double(source.width) / Double(image.width)
         }
         let classifier = GlyphClassifier(image: source)
+        // Every candidate is read (the page as it is and upside down, each layout that fits): the surest reading that
+        // parses wins. A reading whose characters do not look like OCR-B is no evidence, whatever its check digits.
+        var read: (confidence: Float, mrz: MRZ)?
         var best: Unread?
-        var tried = 0
-        for grid in grids where tried < 6 {
-            tried += 1
+        for grid in grids.prefix(6) {
             let scaled = scale == 1 ? grid : grid.scaled(by: scale)
             switch reading(scaled, classifier: classifier) {
-            case .success(let mrz):
-                return .read(mrz)
+            case .success(let reading) where reading.confidence >= minimumConfidence:
+                if reading.confidence > read?.confidence ?? 0 { read = reading }
+            case .success(let reading):
+                if reading.confidence > best?.confidence ?? 0 {
+                    best = Unread(confidence: reading.confidence,
+                                  error: MRZError(field: "layout", message: "MRZ characters too faint or blurred to read"))
+                }
             case .failure(let failure):
                 if failure.confidence > best?.confidence ?? 0 { best = failure }
             }
         }
+        if let read { return .read(read.mrz) }
         // A grid whose characters mostly look like OCR-B is an MRZ that could not be read; anything less is not one.
-        if let best, best.confidence > 0.55 { return .unreadable(best.error) }
+        if let best, best.confidence >= minimumConfidence { return .unreadable(best.error) }
         return .notFound
     }
 
@@ -72,14 +81,27 @@ public struct MRZImageReader: Sendable {
         var error: MRZError
     }
 
-    private func reading(_ grid: MRZGrid, classifier: GlyphClassifier) -> Result<MRZ, Unread> {
+    private func reading(_ grid: MRZGrid, classifier: GlyphClassifier) -> Result<(confidence: Float, mrz: MRZ), Unread> {
         let slots = MRZCharacterRules.slots(grid.format)
         var scores: [[[Float]]] = []
         let count = grid.lines[0].count - 2
+        var geometries: [(geometry: GlyphClassifier.LineGeometry, fit: Float)] = []
         for line in grid.lines {
             guard let geometry = classifier.geometry(of: Array(line.dropFirst().dropLast())) else {
                 return .failure(Unread(confidence: 0, error: MRZError(field: "layout", message: "MRZ line without legible capitals")))
             }
+            geometries.append(geometry)
+        }
+        // One font size prints the whole MRZ: a line that fits the templates clearly worse than the best one (its
+        // capitals measured among a neighbour's, or in a shadow) is measured again with the best line's size.
+        let surest = geometries.max { $0.fit < $1.fit }!
+        for index in geometries.indices where geometries[index].fit < surest.fit - 0.1 {
+            let start = GlyphClassifier.LineGeometry(unit: surest.geometry.unit, offset: geometries[index].geometry.offset)
+            let again = classifier.refined(Array(grid.lines[index].dropFirst().dropLast()), around: start, factors: [1],
+                                           shifts: stride(from: -4.0, through: 4.0, by: 0.5).map { $0 })
+            if again.fit > geometries[index].fit { geometries[index] = again }
+        }
+        for (line, geometry) in zip(grid.lines, geometries.map(\.geometry)) {
             let cells = line.map { classifier.scores($0, geometry: geometry) }
             // The window of the format's length that reads best: the grid may be a cell off at either end.
             let best = (0...2).max { a, b in
@@ -97,11 +119,21 @@ public struct MRZImageReader: Sendable {
             })
         }
         MRZCharacterRules.settleFillers(&lines, scores: scores, slots: slots)
+        MRZCharacterRules.settleStates(&lines, scores: scores, format: grid.format)
         let confidence = total / Float(lines.reduce(0) { $0 + $1.count })
         let referenceDate = referenceDate
-        let result = MRZCharacterRules.repair(lines, scores: scores, format: grid.format) { (lines: [[Character]]) throws(MRZError) -> MRZ in
+        let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in
             try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"), referenceDate: referenceDate)
         }
-        return result.mapError { Unread(confidence: confidence, error: $0) }
+        switch MRZCharacterRules.repair(lines, scores: scores, format: grid.format, parse: parse) {
+        case .success(let mrz):
+            if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) {
+                return .failure(Unread(confidence: confidence, error: MRZError(
+                    field: "layout", message: "MRZ line \(position.line + 1), position \(position.index + 1): two characters read alike and both check")))
+            }
+            return .success((confidence, mrz))
+        case .failure(let error):
+            return .failure(Unread(confidence: confidence, error: error))
+        }
     }
 }
