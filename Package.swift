@@ -52,8 +52,10 @@ let package = Package(
 
         .target(name: "VerifyModel", swiftSettings: fuzzedSwift),
         .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"], swiftSettings: fuzzedSwift),
+        // Per-pixel arithmetic: unoptimised it runs some thirty times slower, and debug test runs starve for CPU.
         .target(name: "MRZReading", dependencies: ["ImageDecoding", "VerifyModel",
-                                                   .product(name: "HeapModule", package: "swift-collections")]),
+                                                   .product(name: "HeapModule", package: "swift-collections")],
+                swiftSettings: fuzzedSwift + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding", "MRZReading", "VerifyModel"]),
         .target(
             name: "TransactionStore",
@@ -189,6 +191,7 @@ let package = Package(
         harness("ndjson", ["Pipeline"]),
         harness("pipeline-yaml", ["Pipeline"]),
         harness("image", ["ImageDecoding"]),
+        harness("mrz-image", ["ImageDecoding", "MRZReading"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx20

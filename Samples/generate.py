@@ -12,6 +12,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "generator"))
 import codegen  # noqa: E402
+import mrz_pages  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "images")
 ENV = "3072206d-c6ce-4b15-8ad2-f87e972c7cc3"
@@ -64,6 +65,7 @@ def main():
         json.dump(expected, f, indent=2, sort_keys=True)
         f.write("\n")
     batch()
+    mrz_samples()
     stream()
 
 
@@ -140,6 +142,40 @@ def batch():
     codegen.save(licence_back(LICENCES[1], 362), os.path.join(folder, "back.jpg"), **jpeg)
 
 
+def mrz_samples():
+    """Passport and ID card images whose MRZ the pipeline reads from the picture (no mrz.txt)."""
+    import random
+    import numpy as np
+    url = lambda n: codegen.verification_url(ENV, f"txn-batch-{n:03d}", f"{700100 + n:06d}")  # noqa: E731
+    jpeg = {"quality": 88}
+
+    # A passport data page (TD3) scanned at 200 dpi, a little tilted.
+    passport = {"format": "TD3", "code": "P<", "surname": "SAMPLE", "given": ["RIVER", "JUNE"], "number": "X7B04Q2N1",
+                "issuing": "UTO", "nationality": "UTO", "birth": (1991, 3, 7), "sex": "F", "expiry": (2033, 9, 30),
+                "issue": (2023, 10, 1), "place": "ZENITH", "authority": "PASSPORT OFFICE", "optional": "",
+                "optional2": "", "personal_check": "<"}
+    passport["lines"] = mrz_pages.mrz_lines(passport)
+    folder = os.path.join(BATCH, "08-passport-image")
+    write_text(os.path.join(folder, "qr.txt"), url(8) + "\n")
+    page = mrz_pages.render_page(passport, 200, 381)
+    codegen.save(mrz_pages.tilt(page, random.Random(382), np.random.default_rng(382), 200, angle=4).convert("RGB"),
+                 os.path.join(folder, "front.jpg"), **jpeg)
+    codegen.save(codegen.selfie(383), os.path.join(folder, "selfie.jpg"), **jpeg)
+
+    # An ID card (TD1): a plain front, and the back with its three-line MRZ, photographed flat at 300 dpi.
+    card = {"format": "TD1", "code": "I<", "surname": "EXAMPLE", "given": ["ROBIN"], "number": "UT0418822",
+            "issuing": "UTO", "nationality": "UTO", "birth": (1985, 12, 24), "sex": "M", "expiry": (2031, 5, 2),
+            "issue": (2021, 5, 3), "place": "ZENITH", "authority": "CITY HALL", "optional": "", "optional2": ""}
+    card["lines"] = mrz_pages.mrz_lines(card)
+    folder = os.path.join(BATCH, "09-id-card-td1")
+    write_text(os.path.join(folder, "qr.txt"), url(9) + "\n")
+    codegen.save(codegen.card_front(391, title="IDENTITY CARD"), os.path.join(folder, "front.jpg"), **jpeg)
+    back = mrz_pages.render_page(card, 300, 392)
+    codegen.save(mrz_pages.scan(back, random.Random(393), np.random.default_rng(393), 300).convert("RGB"),
+                 os.path.join(folder, "back.jpg"), **jpeg)
+    return passport["lines"], card["lines"]
+
+
 def stream():
     """Samples/stream.ndjson: documents as an upstream capture service would send them, errors included.
     Paths are relative to the repository root, where the README's commands run."""
@@ -162,6 +198,8 @@ def stream():
         {"id": "s9", "qr": url(2), "type": "GOVERNMENT_ID", "frontImagePath": "Samples/batch/no-such-folder/front.jpg"},
         {"id": "s10", "qr": "https://example.com/search?q=passport", "type": "SELFIE", "selfiePath": "Samples/batch/01-complete/selfie.jpg"},
         {"id": "s11", "qr": url(3), "type": "GOVERNMENT_ID", "mrz": PASSPORT_MRZ},
+        # A licence whose PDF417 the capture service already decoded: its text, parsed as AAMVA data.
+        {"id": "s12", "qr": url(4), "type": "GOVERNMENT_ID", "barcode": codegen.aamva(LICENCES[0])},
     ]
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "stream.ndjson"), "w") as f:
         for line in lines:

@@ -18,14 +18,14 @@ struct OutputTests {
                                                "--omit-images", "--output", output.path])
         #expect(outcome.status == 1 && outcome.stdout.isEmpty, "\(outcome.stderr)")
         let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
-        #expect(lines.count == 12 && lines.allSatisfy { $0.hasPrefix("{") })
+        #expect(lines.count == 15 && lines.allSatisfy { $0.hasPrefix("{") })
         let mode = try FileManager.default.attributesOfItem(atPath: output.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         #expect(try Self.leftovers(folder).isEmpty)
         // `-` is standard output.
         let dash = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
                                             "--omit-images", "--output", "-"])
-        #expect(dash.lines.count == 12)
+        #expect(dash.lines.count == 15)
     }
 
     @Test("a FIFO, a symlink or a folder named by --output is refused with exit 2 and left as it was", arguments: ["fifo", "symlink", "folder"])

@@ -41,7 +41,7 @@ struct RunCommandTests {
         let outcome = try await CLIRunner.run(["run", "Samples/batch", "--store", store])
         #expect(outcome.status == 1, "three sample documents fail on purpose")
         let lines = try resultLines(outcome.stdout)
-        #expect(lines.count == 12)
+        #expect(lines.count == 15)
         let errors = Dictionary(uniqueKeysWithValues: lines.compactMap { line in line.error.map { (line.id, $0.code) } })
         #expect(errors == [
             "05-corrupt-image/GOVERNMENT_ID": "documentCaptureError",
@@ -53,7 +53,15 @@ struct RunCommandTests {
         let licence = try #require(lines.first { $0.id == "02-missing-selfie/GOVERNMENT_ID" }?.document)
         #expect(licence["documentNumber"] == "T64-220-019" && licence["dateOfBirth"] == "1990-11-20" && licence["sex"] == "M")
         #expect(licence["frontImage"].flatMap { Data(base64Encoded: $0) }?.starts(with: [0xFF, 0xD8]) == true)
-        #expect(outcome.stderr.contains("12 documents (3 failed, 0 already submitted), 7 transactions (4 completed)"))
+        // Passport page and ID card back read from their images: the MRZ's fields, as typed MRZ text gives them.
+        let passport = try #require(lines.first { $0.id == "08-passport-image/GOVERNMENT_ID" }?.document)
+        #expect(passport["documentNumber"] == "X7B04Q2N1" && passport["lastName"] == "SAMPLE" && passport["firstName"] == "RIVER")
+        #expect(passport["dateOfBirth"] == "1991-03-07" && passport["dateOfExpiry"] == "2033-09-30" && passport["sex"] == "F")
+        #expect(passport["mrzData"]?.hasPrefix("P<UTOSAMPLE<<RIVER<JUNE<") == true)
+        let card = try #require(lines.first { $0.id == "09-id-card-td1/GOVERNMENT_ID" }?.document)
+        #expect(card["documentNumber"] == "UT0418822" && card["lastName"] == "EXAMPLE" && card["dateOfBirth"] == "1985-12-24")
+        #expect(card["mrzData"]?.split(separator: "\n").count == 3)
+        #expect(outcome.stderr.contains("15 documents (3 failed, 0 already submitted), 9 transactions (6 completed)"))
 
         let expected: [String: (String, [String: String])] = [
             "txn-batch-001": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "PROCESSED", "EMAIL": "PROCESSED", "PHONE": "PROCESSED"]),
@@ -63,6 +71,8 @@ struct RunCommandTests {
             "txn-batch-005": ("STARTED", ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "PROCESSED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
             "txn-batch-006": ("NOT_STARTED", ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
             "txn-batch-007": ("NOT_STARTED", ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
+            "txn-batch-008": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "PROCESSED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
+            "txn-batch-009": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
         ]
         for (id, (status, documents)) in expected {
             let shown = try await CLIRunner.run(["status", id, "--json", "--store", store])
@@ -81,7 +91,7 @@ struct RunCommandTests {
         let second = try resultLines(try await CLIRunner.run(["run", "Samples/batch", "--store", store, "--omit-images"]).stdout)
         #expect(second.count == first.count)
         let succeeded = second.filter { $0.error == nil }
-        #expect(succeeded.count == 9)
+        #expect(succeeded.count == 12)
         #expect(succeeded.allSatisfy { $0.alreadySubmitted == true })
         #expect(Set(succeeded.compactMap(\.documentId)) == Set(first.filter { $0.error == nil }.compactMap(\.documentId)))
         let reader = try SQLiteTransactionStore(path: store, create: false)

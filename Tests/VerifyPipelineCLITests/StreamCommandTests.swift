@@ -30,8 +30,10 @@ struct StreamCommandTests {
             "s9": "documentCaptureError",          // a path that does not exist
             "s10": "invalidQR",                    // a QR that is not a verification QR
             "s11": "ok",
+            "s12": "ok",                           // AAMVA text handed over as barcode
         ])
         #expect(outputs.first { $0.id == "s4" }?.documentStatus?["PHONE"] == "SKIPPED")
+        #expect(outputs.first { $0.id == "s12" }?.document?["lastName"] == "SAMPLE")
         // Results come in completion order; the store has the final word.
         let status = try await CLIRunner.run(["status", "txn-stream-001", "--json", "--store", store])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])

@@ -30,7 +30,8 @@ struct DocumentAssembly {
                 } catch {
                     throw DocumentFailure(error, context: "back barcode")
                 }
-            } else if configuration.requireBackBarcode, type == .governmentId {
+            } else if configuration.requireBackBarcode, type == .governmentId, document.job.mrz == nil {
+                // A licence back must carry its PDF417; a document read by its MRZ (an ID card's back) has none.
                 throw DocumentFailure(.documentCaptureError, "back image: no readable PDF417 barcode")
             }
         }
