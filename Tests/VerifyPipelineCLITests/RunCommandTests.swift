@@ -168,6 +168,27 @@ struct RunCommandTests {
                 "the first folder ended before the last folder's document was collected")
     }
 
+    @Test("a passport page whose printed MRZ has a wrong check digit: documentCaptureError naming the field, no value")
+    func badCheckDigitOnTheImage() async throws {
+        let folder = try temporaryFolder("run-mrz-image")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let transaction = folder.appendingPathComponent("batch/bad-check-digit")
+        try FileManager.default.createDirectory(at: transaction, withIntermediateDirectories: true)
+        // The ICAO TD3 specimen page with the birth date's check digit printed 3 instead of 2.
+        let page = CLIRunner.root.appendingPathComponent("Tests/MRZReadingTests/Fixtures/td3-bad-check-digit.png")
+        try FileManager.default.copyItem(at: page, to: transaction.appendingPathComponent("front.png"))
+        try "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=mrz-image-1&code=5\n"
+            .write(to: transaction.appendingPathComponent("qr.txt"), atomically: true, encoding: .utf8)
+        let outcome = try await CLIRunner.run(["run", folder.appendingPathComponent("batch").path,
+                                               "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images"])
+        #expect(outcome.status == 1)
+        let line = try #require(try resultLines(outcome.stdout).first)
+        #expect(line.error?.code == "documentCaptureError")
+        let message = line.error?.message ?? ""
+        #expect(message.contains("an MRZ is printed but cannot be read") && message.contains("dateOfBirth"), "\(message)")
+        #expect(!message.contains("740812") && !message.contains("ERIKSSON"))
+    }
+
     @Test("a missing folder or a bad pipeline file is a configuration error: exit 2, one line")
     func configurationErrors() async throws {
         let missing = try await CLIRunner.run(["run", "no/such/folder"])
