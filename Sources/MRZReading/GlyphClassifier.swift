@@ -127,6 +127,8 @@ struct GlyphClassifier {
 
     /// Outside the image reads as paper.
     private func bilinear(_ x: Double, _ y: Double) -> Float {
+        // A degenerate grid fit (a line of coincident characters) gives NaN, which Int(_:) would trap on.
+        guard x.isFinite, y.isFinite, abs(x) < 1e9, abs(y) < 1e9 else { return 255 }
         let x0 = Int(x.rounded(.down)), y0 = Int(y.rounded(.down))
         guard x0 >= 0, y0 >= 0, x0 + 1 < image.width, y0 + 1 < image.height else { return 255 }
         let fx = Float(x - Double(x0)), fy = Float(y - Double(y0))
