@@ -107,6 +107,9 @@ enum MRZCharacterRules {
                 (nationalityStart...(nationalityStart + 2)).map { Position(line: nationalityLine, index: $0) }]
     }
 
+    /// Sorted once: ties go to the same code on every read.
+    private static let knownStates = ICAOStates.codes.sorted()
+
     /// Each state code field as the known code its cells score best for (`UTD` is read `UTO`, `MFX` `MEX`).
     static func settleStates(_ lines: inout [[Character]], scores: [[[Float]]], format: MRZ.Format) {
         let index = Dictionary(uniqueKeysWithValues: GlyphClassifier.characters.enumerated().map { ($1, $0) })
@@ -118,7 +121,7 @@ enum MRZCharacterRules {
                 }
                 return sum
             }
-            let best = ICAOStates.codes.sorted().max { total($0) < total($1) }!
+            let best = knownStates.max { total($0) < total($1) }!
             for (character, position) in zip(best, positions) { lines[position.line][position.index] = character }
         }
     }
