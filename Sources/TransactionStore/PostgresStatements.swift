@@ -7,13 +7,14 @@ import VerifyModel
 // again, which was most of its CPU per document. Parameter types are declared, not inferred from the first
 // execution's values, so a NULL there cannot fix a parameter's type wrongly for the connection's lifetime.
 
-/// A transaction row `t` with its document statuses, and whether a document is recorded.
-typealias TransactionColumns = (String, String, String?, String, Date, Date, Date, String?, Int64, [String], Bool)
+/// A transaction row `t` with its document statuses and when it was purged, and whether a document is recorded.
+typealias TransactionColumns = (String, String, String?, String, Date, Date, Date, String?, Int64, [String], Date?, Bool)
 
 private let transactionColumns = """
     t.id, t.verification_code, t.env_id, t.submission_status, t.created_at, t.updated_at, t.expires_at,
     t.signals, t.version,
-    ARRAY(SELECT d.document_type || ' ' || d.requirement || ' ' || d.status FROM document_statuses d WHERE d.transaction_id = t.id)
+    ARRAY(SELECT d.document_type || ' ' || d.requirement || ' ' || d.status FROM document_statuses d WHERE d.transaction_id = t.id),
+    t.purged_at
     """
 
 struct ReadTransaction: PostgresPreparedStatement {
@@ -54,7 +55,7 @@ struct ReadDocumentOwner: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
-        (try row.decode(TransactionColumns.self), try row.makeRandomAccess()[11].decode(String.self))
+        (try row.decode(TransactionColumns.self), try row.makeRandomAccess()[12].decode(String.self))
     }
 }
 
@@ -111,16 +112,10 @@ struct InsertTransaction: PostgresPreparedStatement {
 /// moves, which have no document type. Three shapes (a plain change, one that stores a document, one that records
 /// a submission), each prepared with only the parts it uses: an unused part still costs the server its planning.
 enum StatusChangeStatement {
-    static func prepared(_ change: StatusChange) throws(StoreError) -> any StatusChangeWriting {
+    static func prepared(_ change: StatusChange, _ sealing: StoreSealing) throws(StoreError) -> any StatusChangeWriting {
         if let submission = change.submission { return WriteSubmissionEnd(change: change, submission: submission) }
         guard let document = change.document else { return WriteStatusChange(change: change) }
-        let fields: String
-        do {
-            fields = String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
-        } catch {
-            throw StoreError.database("the document's fields could not be encoded")
-        }
-        return WriteCollected(change: change, document: document, fields: fields)
+        return WriteCollected(change: change, document: document, fields: try FieldsColumn.encode(document, sealing))
     }
 
     fileprivate static let head = makeHead(gate: "")
@@ -205,7 +200,7 @@ struct WriteCollected: PostgresPreparedStatement, StatusChangeWriting {
 
     var change: StatusChange
     var document: DocumentRecord
-    /// The document's fields as the `fields` column holds them (JSON).
+    /// The document's fields as the `fields` column holds them (JSON, sealed in an encrypted store).
     var fields: String
 
     func makeBindings() throws -> PostgresBindings {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 import VerifyModel
 
 /// The shared store: PostgreSQL through postgres-nio, for several machines working on one set of transactions.
@@ -15,9 +16,45 @@ public final class PostgresTransactionStore: TransactionStore {
     private let turns = TransactionTurns()
     private let recent = RecentTransactions()
     private var core: StoreCore<PostgresTransactionStore> { StoreCore(rows: self, turns: turns, recent: recent) }
+    /// How values are sealed, and the data key as the store keeps it wrapped (nil in clear).
+    private let keys: Mutex<(sealing: StoreSealing, wrapped: String?)>
+    var sealing: StoreSealing { keys.withLock { $0.sealing } }
+    public var isEncrypted: Bool { sealing.isSealed }
 
-    init(database: StoreDatabase) {
+    init(database: StoreDatabase, sealing: StoreSealing = .clear, wrapped: String? = nil) {
         self.database = database
+        keys = Mutex((sealing, wrapped))
+    }
+
+    /// The store in `database`, its data key unwrapped with `encryption`'s key, or made for a new store that requires
+    /// encryption (unless another process recorded one first: then that one must open). `create` false: an older
+    /// store without the key table is a store in clear.
+    static func open(_ database: StoreDatabase, encryption: StoreEncryption) async throws(StoreError) -> PostgresTransactionStore {
+        let logger = database.logger, location = database.location
+        let (sealing, wrapped) = try await database.transaction { connection -> (StoreSealing, String?) in
+            let hasKeys = try await connection.query("SELECT to_regclass('store_keys') IS NOT NULL", logger: logger)
+                .collect().first?.decode(Bool.self) ?? false
+            var wrapped: String?
+            if hasKeys {
+                for try await value in try await connection.query("SELECT wrapped_key FROM store_keys WHERE id = 1", logger: logger)
+                    .decode(String.self) { wrapped = value }
+            }
+            let holds = try await connection.query("SELECT EXISTS (SELECT 1 FROM transactions)", logger: logger)
+                .collect().first?.decode(Bool.self) ?? false
+            let (sealing, newWrapped) = try StoreSealing.decide(wrapped: wrapped, holdsTransactions: holds, encryption, location: location)
+            guard let newWrapped else { return (sealing, wrapped) }
+            let inserted = try await connection.query("""
+                INSERT INTO store_keys (id, wrapped_key, created_at) VALUES (1, \(newWrapped), \(Date())) ON CONFLICT (id) DO NOTHING RETURNING 1
+                """, logger: logger).collect()
+            if !inserted.isEmpty { return (sealing, newWrapped) }
+            // Another process made the store's key first: it must open with this one too.
+            for try await value in try await connection.query("SELECT wrapped_key FROM store_keys WHERE id = 1", logger: logger)
+                .decode(String.self) {
+                return (try StoreSealing.decide(wrapped: value, holdsTransactions: true, encryption, location: location).0, value)
+            }
+            throw StoreError.database("the store's key could not be recorded")
+        }
+        return PostgresTransactionStore(database: database, sealing: sealing, wrapped: wrapped)
     }
 
     // MARK: - Schema
@@ -115,19 +152,32 @@ public final class PostgresTransactionStore: TransactionStore {
                     ADD CONSTRAINT submission_claims_whole CHECK ((claim_owner IS NULL) = (claim_expires_at IS NULL))
                 """,
             ]),
+            // Identity data at rest: the data key, wrapped by the key-encryption key (one row), and when a
+            // transaction's data was purged by the retention policy.
+            ("v8-store-keys-and-purges", [
+                """
+                CREATE TABLE store_keys (
+                    id integer PRIMARY KEY CHECK (id = 1),
+                    wrapped_key text NOT NULL,
+                    created_at timestamptz NOT NULL,
+                    rotated_at timestamptz
+                )
+                """,
+                "ALTER TABLE transactions ADD COLUMN purged_at timestamptz",
+            ]),
     ]
 
     /// The work queue's migrations, recorded in this ledger until they moved to the queue's own.
     static let retiredMigrations: Set<String> = ["v3-work-queue", "v4-work-groups"]
 
     /// Applies the missing migrations; refuses a database that has migrations this version does not know.
-    func migrate() async throws(StoreError) {
-        try await database.migrate(ledger: "schema_migrations", Self.migrations, retired: Self.retiredMigrations)
+    static func migrate(_ database: StoreDatabase) async throws(StoreError) {
+        try await database.migrate(ledger: "schema_migrations", migrations, retired: retiredMigrations)
     }
 
     /// For read-only commands: the database must already hold a store of a version this one reads.
-    func requireSchema() async throws(StoreError) {
-        try await database.requireMigrations(ledger: "schema_migrations", Self.migrations, retired: Self.retiredMigrations)
+    static func requireSchema(_ database: StoreDatabase) async throws(StoreError) {
+        try await database.requireMigrations(ledger: "schema_migrations", migrations, retired: retiredMigrations)
     }
 
     // MARK: - TransactionStore
@@ -207,12 +257,13 @@ public final class PostgresTransactionStore: TransactionStore {
     }
 
     public func document(id: String) async throws(StoreError) -> DocumentRecord? {
-        try await withConnection { connection in
+        let sealing = sealing
+        return try await withConnection { connection in
             for try await (id, transactionId, type, fields, source, hash, created) in try await connection.query("""
                 SELECT id, transaction_id, document_type, fields, source, content_hash, created_at FROM documents WHERE id = \(id)
                 """, logger: self.logger).decode((String, String, String, String, String, String, Date).self) {
                 return DocumentRecord(id: id, transactionId: transactionId, type: try EnumColumn.decode(type),
-                                      fields: try JSONDecoder().decode(DocumentFields.self, from: Data(fields.utf8)),
+                                      fields: try FieldsColumn.decode(fields, sealing, document: id),
                                       source: source, contentHash: hash, createdAt: created)
             }
             return nil
@@ -220,7 +271,7 @@ public final class PostgresTransactionStore: TransactionStore {
     }
 
     public func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
-        try await withConnection { connection in try await Self.read(connection, transaction: id, document: nil, logger: self.logger)?.transaction }
+        try await withConnection { connection in try await self.read(connection, transaction: id, document: nil)?.transaction }
     }
 
     public func latestKnown(id: String) async throws(StoreError) -> StoredTransaction? {
@@ -228,13 +279,14 @@ public final class PostgresTransactionStore: TransactionStore {
     }
 
     public func report(id: String) async throws(StoreError) -> TransactionReport? {
-        try await withConnection { connection in
-            guard let transaction = try await Self.read(connection, transaction: id, document: nil, logger: self.logger)?.transaction else { return nil }
+        let sealing = sealing
+        return try await withConnection { connection in
+            guard let transaction = try await self.read(connection, transaction: id, document: nil)?.transaction else { return nil }
             var documents: [TransactionReport.Document] = []
             for try await (documentId, type, source, fields) in try await connection.query("""
                 SELECT id, document_type, source, fields FROM documents WHERE transaction_id = \(id) ORDER BY created_at, id
                 """, logger: self.logger).decode((String, String, String, String).self) {
-                let keys = try JSONDecoder().decode(DocumentFields.self, from: Data(fields.utf8)).keys
+                let keys = try FieldsColumn.decode(fields, sealing, document: documentId).keys
                 documents.append(.init(id: documentId, type: try EnumColumn.decode(type), source: source, keys: keys, submission: nil))
             }
             for index in documents.indices {
@@ -248,7 +300,8 @@ public final class PostgresTransactionStore: TransactionStore {
                 history.append(TransitionRecord(sequence: sequence, transactionId: id, documentType: type.flatMap(DocumentType.init(rawValue:)),
                                                 from: from, to: to, at: at, reason: reason))
             }
-            return TransactionReport(transaction: transaction, documents: documents, history: history)
+            return TransactionReport(transaction: transaction, documents: documents, history: history,
+                                     data: DataState(purgedAt: transaction.purgedAt, sealing))
         }
     }
 
@@ -261,14 +314,15 @@ public final class PostgresTransactionStore: TransactionStore {
     }
 
     public func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
-        try await withConnection { connection in
-            var rows: [(String, String, Date, Date)] = []
+        let sealing = sealing
+        return try await withConnection { connection in
+            var rows: [(String, String, Date, Date, Date?)] = []
             let query: PostgresQuery = if let status {
-                "SELECT id, submission_status, updated_at, expires_at FROM transactions WHERE submission_status = \(status.rawValue) ORDER BY updated_at DESC, id"
+                "SELECT id, submission_status, updated_at, expires_at, purged_at FROM transactions WHERE submission_status = \(status.rawValue) ORDER BY updated_at DESC, id"
             } else {
-                "SELECT id, submission_status, updated_at, expires_at FROM transactions ORDER BY updated_at DESC, id"
+                "SELECT id, submission_status, updated_at, expires_at, purged_at FROM transactions ORDER BY updated_at DESC, id"
             }
-            for try await row in try await connection.query(query, logger: self.logger).decode((String, String, Date, Date).self) {
+            for try await row in try await connection.query(query, logger: self.logger).decode((String, String, Date, Date, Date?).self) {
                 rows.append(row)
             }
             var statuses: [String: [DocumentType: DocumentStatus]] = [:]
@@ -277,26 +331,31 @@ public final class PostgresTransactionStore: TransactionStore {
                 """, logger: self.logger).decode((String, String, String).self) {
                 statuses[transactionId, default: [:]][try EnumColumn.decode(type) as DocumentType] = try EnumColumn.decode(status)
             }
-            return try rows.map { id, status, updated, expires in
+            return try rows.map { id, status, updated, expires, purged in
                 TransactionSummary(id: id, status: try EnumColumn.decode(status), documents: statuses[id] ?? [:],
-                                   updatedAt: updated, expiresAt: expires)
+                                   updatedAt: updated, expiresAt: expires, data: DataState(purgedAt: purged, sealing))
             }
         }
     }
 
     public func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
-        try await transaction { connection in
-            try await connection.query("UPDATE transactions SET signals = \(signals) WHERE id = \(transactionId) AND signals IS NULL",
-                                       logger: self.logger)
+        let sealing = sealing
+        let sealed = try sealing.seal(signals, .signals, row: transactionId)
+        let stored = try await transaction { connection in
+            try await connection.query("""
+                UPDATE transactions SET signals = \(sealed) WHERE id = \(transactionId) AND signals IS NULL AND purged_at IS NULL
+                """, logger: self.logger)
             for try await stored in try await connection.query("SELECT signals FROM transactions WHERE id = \(transactionId)",
                                                                logger: self.logger).decode(String?.self) {
                 if let stored { return stored }
             }
             throw StoreError.unknownTransaction(transactionId)
         }
+        return try sealing.open(stored, .signals, row: transactionId)
     }
 
     public func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State? {
+        let sealing = sealing
         let text = try await withConnection { connection -> String? in
             for try await state in try await connection.query(
                 "SELECT state::text FROM protect_states WHERE transaction_id = \(transactionId)", logger: self.logger).decode(String.self) {
@@ -304,12 +363,13 @@ public final class PostgresTransactionStore: TransactionStore {
             }
             return nil
         }
-        return try text.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type) }
+        return try text.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId) }
     }
 
     public func updateProtectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type,
                                                              _ transform: @escaping @Sendable (State?) -> State?) async throws(StoreError) -> State? {
-        try await transaction { connection in
+        let sealing = sealing
+        return try await transaction { connection in
             // The transaction's row lock makes updates of its Protect state take turns, the first one included. The
             // state is read by a statement of its own, after the lock: its snapshot then holds the previous update.
             let locked = try await connection.query("SELECT 1 FROM transactions WHERE id = \(transactionId) FOR UPDATE",
@@ -318,13 +378,13 @@ public final class PostgresTransactionStore: TransactionStore {
             var current: State?
             for try await text in try await connection.query(
                 "SELECT state::text FROM protect_states WHERE transaction_id = \(transactionId)", logger: self.logger).decode(String.self) {
-                current = try ProtectStateColumn.decode(text, as: type)
+                current = try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId)
             }
             guard let updated = transform(current) else {
                 try await connection.query("DELETE FROM protect_states WHERE transaction_id = \(transactionId)", logger: self.logger)
                 return nil
             }
-            let text = try ProtectStateColumn.encode(updated)
+            let text = try ProtectStateColumn.encode(updated, sealing, row: transactionId)
             try await connection.query("""
                 INSERT INTO protect_states (transaction_id, state) VALUES (\(transactionId), \(text)::jsonb)
                 ON CONFLICT (transaction_id) DO UPDATE SET state = EXCLUDED.state
@@ -333,19 +393,124 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
+    // MARK: - Identity data at rest
+
+    public func purge(_ retention: Retention, at time: Date, dryRun: Bool) async throws(StoreError) -> PurgeOutcome {
+        guard retention.mode != .none else { return PurgeOutcome(transactions: [], documents: 0) }
+        let logger = logger, cutoff = time.addingTimeInterval(-retention.maxAge), reason = retention.reason
+        let byCount = retention.byCount, byAge = retention.byAge, keep = retention.keep
+        return try await transaction { connection in
+            // The rows are locked: a writer deciding on one meanwhile waits, then finds its version moved on.
+            var ids: [String] = []
+            for try await id in try await connection.query("""
+                SELECT id FROM transactions t WHERE purged_at IS NULL
+                AND (submission_status = 'COMPLETED' OR (expires_at < \(time) AND NOT EXISTS (
+                    SELECT 1 FROM document_statuses d WHERE d.transaction_id = t.id AND d.status = 'COLLECTED')))
+                AND ((\(byCount) AND id NOT IN (SELECT id FROM transactions ORDER BY created_at DESC, id DESC LIMIT \(keep)))
+                    OR (\(byAge) AND created_at < \(cutoff)))
+                ORDER BY created_at, id FOR UPDATE
+                """, logger: logger).decode(String.self) {
+                ids.append(id)
+            }
+            let documents = try await connection.query("SELECT count(*) FROM documents WHERE transaction_id = ANY(\(ids))", logger: logger)
+                .collect().first?.decode(Int.self) ?? 0
+            guard !dryRun, !ids.isEmpty else { return PurgeOutcome(transactions: ids, documents: documents) }
+            try await connection.query("UPDATE documents SET fields = '' WHERE transaction_id = ANY(\(ids))", logger: logger)
+            try await connection.query("DELETE FROM protect_states WHERE transaction_id = ANY(\(ids))", logger: logger)
+            try await connection.query("""
+                INSERT INTO transitions (transaction_id, document_type, from_status, to_status, at, reason)
+                SELECT id, NULL, submission_status, submission_status, \(time), \(reason) FROM transactions
+                WHERE id = ANY(\(ids)) ORDER BY created_at, id
+                """, logger: logger)
+            try await connection.query("""
+                UPDATE transactions SET verification_code = '', signals = NULL, purged_at = \(time), version = version + 1
+                WHERE id = ANY(\(ids))
+                """, logger: logger)
+            return PurgeOutcome(transactions: ids, documents: documents)
+        }
+    }
+
+    public func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
+        let dataKey = DataKey.generate()
+        let sealing = StoreSealing.sealed(dataKey), wrapped = try key.wrap(dataKey)
+        let logger = logger, location = database.location
+        let sealed = try await transaction { connection in
+            // Writers in clear wait until the store is sealed, then fail to open what they read.
+            try await connection.query("LOCK TABLE transactions, documents, protect_states IN EXCLUSIVE MODE", logger: logger)
+            let inserted = try await connection.query("""
+                INSERT INTO store_keys (id, wrapped_key, created_at) VALUES (1, \(wrapped), \(time)) ON CONFLICT (id) DO NOTHING RETURNING 1
+                """, logger: logger).collect()
+            guard !inserted.isEmpty else { throw StoreError.cannotOpen("\(location) is encrypted already") }
+            var count = 0
+            var transactions: [(String, String, String?)] = []
+            for try await row in try await connection.query(
+                "SELECT id, verification_code, signals FROM transactions WHERE purged_at IS NULL", logger: logger).decode((String, String, String?).self) {
+                transactions.append(row)
+            }
+            for (id, code, signals) in transactions {
+                let sealedCode = try sealing.seal(code, .verificationCode, row: id)
+                let sealedSignals = try sealing.seal(optional: signals, .signals, row: id)
+                try await connection.query("UPDATE transactions SET verification_code = \(sealedCode), signals = \(sealedSignals) WHERE id = \(id)",
+                                           logger: logger)
+                count += signals == nil ? 1 : 2
+            }
+            var documents: [(String, String)] = []
+            for try await row in try await connection.query("SELECT id, fields FROM documents WHERE fields <> ''", logger: logger)
+                .decode((String, String).self) {
+                documents.append(row)
+            }
+            for (id, fields) in documents {
+                let sealedFields = try sealing.seal(fields, .documentFields, row: id)
+                try await connection.query("UPDATE documents SET fields = \(sealedFields) WHERE id = \(id)", logger: logger)
+                count += 1
+            }
+            var states: [(String, String)] = []
+            for try await row in try await connection.query("SELECT transaction_id, state::text FROM protect_states", logger: logger)
+                .decode((String, String).self) {
+                states.append(row)
+            }
+            for (id, state) in states {
+                let sealedState = "\"\(try sealing.seal(state, .protectState, row: id))\""
+                try await connection.query("UPDATE protect_states SET state = \(sealedState)::jsonb WHERE transaction_id = \(id)", logger: logger)
+                count += 1
+            }
+            return count
+        }
+        keys.withLock { $0 = (sealing, wrapped) }
+        return sealed
+    }
+
+    public func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) {
+        let (sealing, old) = keys.withLock { $0 }
+        let location = database.location, logger = logger
+        guard case .sealed(let dataKey) = sealing, let old else {
+            throw .cannotOpen("\(location) is not encrypted: encrypt it with `verify-pipeline store encrypt`")
+        }
+        let wrapped = try key.wrap(dataKey)
+        try await transaction { connection in
+            let rotated = try await connection.query("""
+                UPDATE store_keys SET wrapped_key = \(wrapped), rotated_at = \(time) WHERE id = 1 AND wrapped_key = \(old) RETURNING 1
+                """, logger: logger).collect()
+            guard !rotated.isEmpty else {
+                throw StoreError.cannotOpen("the key of \(location) was rotated by another process meanwhile; nothing was changed")
+            }
+        }
+        keys.withLock { $0.wrapped = wrapped }
+    }
+
     // MARK: - Helpers
 
     /// The transaction, its document statuses and version, and whether `document` is recorded: one statement, so
     /// one snapshot (a writer changes all of them in one statement too).
-    static func read(_ connection: PostgresConnection, transaction id: String, document: String?,
-                     logger: Logger) async throws -> TransactionRead? {
+    func read(_ connection: PostgresConnection, transaction id: String, document: String?) async throws -> TransactionRead? {
+        let sealing = sealing
         for try await row in try await connection.execute(ReadTransaction(id: id, document: document), logger: logger) {
-            return try transactionRead(row)
+            return try Self.transactionRead(row, sealing)
         }
         return nil
     }
 
-    static func transactionRead(_ row: TransactionColumns) throws -> TransactionRead {
+    static func transactionRead(_ row: TransactionColumns, _ sealing: StoreSealing) throws -> TransactionRead {
         var policy: [DocumentType: DocumentRequirement] = [:], documents: [DocumentType: DocumentStatus] = [:]
         for entry in row.9 {
             // Vocabulary words hold no spaces (the schema's CHECK constraints).
@@ -359,9 +524,13 @@ public final class PostgresTransactionStore: TransactionStore {
         }
         let state = TransactionState(policy: policy, documents: documents,
                                      submissionStatus: try EnumColumn.decode(row.3), expiresAt: row.6)
-        let transaction = StoredTransaction(id: row.0, verificationCode: row.1, envId: row.2, state: state, createdAt: row.4,
-                                            updatedAt: row.5, signals: row.7, version: row.8)
-        return TransactionRead(transaction: transaction, documentRecorded: row.10)
+        // A purged transaction's code and payload are gone: there is nothing to open.
+        let purged = row.10 != nil
+        let transaction = StoredTransaction(id: row.0, verificationCode: purged ? "" : try sealing.open(row.1, .verificationCode, row: row.0),
+                                            envId: row.2, state: state, createdAt: row.4, updatedAt: row.5,
+                                            signals: purged ? nil : try sealing.open(optional: row.7, .signals, row: row.0),
+                                            version: row.8, purgedAt: row.10)
+        return TransactionRead(transaction: transaction, documentRecorded: row.11)
     }
 
     static func submission(_ connection: PostgresConnection, _ documentId: String, logger: Logger) async throws -> SubmissionRecord? {
@@ -385,32 +554,35 @@ public final class PostgresTransactionStore: TransactionStore {
 
 extension PostgresTransactionStore: StoreRows {
     func read(transaction id: String, document: String?) async throws(StoreError) -> TransactionRead? {
-        try await withConnection { connection in
-            try await Self.read(connection, transaction: id, document: document, logger: self.logger)
-        }
+        try await withConnection { connection in try await self.read(connection, transaction: id, document: document) }
     }
 
     func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRead, DocumentType)? {
-        try await withConnection { connection in
+        let sealing = sealing
+        return try await withConnection { connection in
             for try await (columns, documentType) in try await connection.execute(ReadDocumentOwner(documentId: documentId), logger: self.logger) {
-                return (try Self.transactionRead(columns), try EnumColumn.decode(documentType))
+                return (try Self.transactionRead(columns, sealing), try EnumColumn.decode(documentType))
             }
             return nil
         }
     }
 
     func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> InsertOutcome {
-        try await withConnection { connection in
-            for try await (inserted, existing) in try await connection.execute(InsertTransaction(new: new, state: state), logger: self.logger) {
+        let sealing = sealing
+        var sealed = new
+        sealed.verificationCode = try sealing.seal(new.verificationCode, .verificationCode, row: new.id)
+        sealed.signals = try sealing.seal(optional: new.signals, .signals, row: new.id)
+        return try await withConnection { [sealed] connection in
+            for try await (inserted, existing) in try await connection.execute(InsertTransaction(new: sealed, state: state), logger: self.logger) {
                 if inserted == 1 { return .inserted }
-                return try existing.map { .existing(try Self.transactionRead($0)) } ?? .concurrent
+                return try existing.map { .existing(try Self.transactionRead($0, sealing)) } ?? .concurrent
             }
             return .concurrent
         }
     }
 
     func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange? {
-        let statement = try StatusChangeStatement.prepared(change)
+        let statement = try StatusChangeStatement.prepared(change, sealing)
         return try await withConnection { connection in try await statement.write(on: connection, logger: self.logger) }
     }
 

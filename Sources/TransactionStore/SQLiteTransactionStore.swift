@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 import VerifyModel
 
 /// The embedded store: one SQLite file in WAL mode through one GRDB `DatabasePool`.
@@ -11,10 +12,17 @@ public final class SQLiteTransactionStore: TransactionStore {
     private let turns = TransactionTurns()
     private let recent = RecentTransactions()
     private var core: StoreCore<SQLiteTransactionStore> { StoreCore(rows: self, turns: turns, recent: recent) }
+    /// How values are sealed, and the data key as the store keeps it wrapped (nil in clear). `encrypt` and `rotateKey`
+    /// change them.
+    private let keys: Mutex<(sealing: StoreSealing, wrapped: String?)>
+    var sealing: StoreSealing { keys.withLock { $0.sealing } }
+    public var isEncrypted: Bool { sealing.isSealed }
 
-    /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open. An existing
+    /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open, then the data
+    /// key is unwrapped with `encryption`'s key (or made, for a new store that requires encryption). An existing
     /// store that its group or others may read is tightened to 0600, with a warning.
-    public init(path: String, create: Bool = true, logger: Logger = Logger(label: "verify-pipeline.store")) throws(StoreError) {
+    public init(path: String, create: Bool = true, encryption: StoreEncryption = .ifEncrypted(nil),
+                logger: Logger = Logger(label: "verify-pipeline.store")) throws(StoreError) {
         self.path = path
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists {
@@ -33,12 +41,29 @@ public final class SQLiteTransactionStore: TransactionStore {
             let superseded = try pool.read { db in try Self.migrator.hasBeenSuperseded(db) }
             if superseded { throw StoreError.newerSchema(path) }
             try Self.migrate(pool)
+            keys = Mutex(try Self.openKeys(pool, encryption, location: path))
             // Only once the file has shown itself a store: a file that is not one is left as it was.
             if exists { Self.tightenPermissions(path, logger: logger) }
         } catch let error as StoreError {
             throw error
         } catch {
             throw .cannotOpen("\(path): \(Self.describe(error))")
+        }
+    }
+
+    /// Reads the wrapped data key and decides with `encryption`; a new encrypted store records its key, unless another
+    /// process recorded one first (then that one must open).
+    static func openKeys(_ pool: DatabasePool, _ encryption: StoreEncryption,
+                         location: String) throws -> (sealing: StoreSealing, wrapped: String?) {
+        try pool.write { db in
+            let wrapped = try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1")
+            let holdsTransactions = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM transactions)") ?? false
+            let (sealing, newWrapped) = try StoreSealing.decide(wrapped: wrapped, holdsTransactions: holdsTransactions, encryption,
+                                                                location: location)
+            if let newWrapped {
+                try db.execute(sql: "INSERT INTO storeKeys (id, wrappedKey, createdAt) VALUES (1, ?, ?)", arguments: [newWrapped, Date()])
+            }
+            return (sealing, newWrapped ?? wrapped)
         }
     }
 
@@ -139,6 +164,17 @@ public final class SQLiteTransactionStore: TransactionStore {
                 ALTER TABLE submissions ADD COLUMN claimOwner TEXT;
                 ALTER TABLE submissions ADD COLUMN claimExpiresAt DATETIME;
                 """),
+        // Identity data at rest: the data key, wrapped by the key-encryption key (one row), and when a transaction's
+        // data was purged by the retention policy.
+        ("v6-store-keys-and-purges", """
+                CREATE TABLE storeKeys (
+                    id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                    wrappedKey TEXT NOT NULL,
+                    createdAt DATETIME NOT NULL,
+                    rotatedAt DATETIME
+                );
+                ALTER TABLE transactions ADD COLUMN purgedAt DATETIME;
+                """),
     ]
 
     /// GRDB's migrator reads which migrations are applied before each one's (immediate) transaction, so two processes
@@ -185,6 +221,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         var expiresAt: Date
         var signals: String?
         var version: Int64
+        var purgedAt: Date?
     }
 
     struct ProtectStateRow: Codable, FetchableRecord, PersistableRecord {
@@ -268,30 +305,37 @@ public final class SQLiteTransactionStore: TransactionStore {
     }
 
     public func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
-        try await write { db in
-            try db.execute(sql: "UPDATE transactions SET signals = ? WHERE id = ? AND signals IS NULL", arguments: [signals, transactionId])
+        let sealing = sealing
+        let sealed = try sealing.seal(signals, .signals, row: transactionId)
+        let stored = try await write { db in
+            try db.execute(sql: "UPDATE transactions SET signals = ? WHERE id = ? AND signals IS NULL AND purgedAt IS NULL",
+                           arguments: [sealed, transactionId])
             guard let stored = try String.fetchOne(db, sql: "SELECT signals FROM transactions WHERE id = ?", arguments: [transactionId]) else {
                 throw StoreError.unknownTransaction(transactionId)
             }
             return stored
         }
+        return try sealing.open(stored, .signals, row: transactionId)
     }
 
     public func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State? {
         let text = try await read { db in try ProtectStateRow.fetchOne(db, key: transactionId)?.state }
-        return try text.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type) }
+        return try text.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId) }
     }
 
     public func updateProtectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type,
                                                              _ transform: @escaping @Sendable (State?) -> State?) async throws(StoreError) -> State? {
-        try await write { db in
+        let sealing = sealing
+        return try await write { db in
             guard try TransactionRow.exists(db, key: transactionId) else { throw StoreError.unknownTransaction(transactionId) }
-            let current = try ProtectStateRow.fetchOne(db, key: transactionId).map { try ProtectStateColumn.decode($0.state, as: type) }
+            let current = try ProtectStateRow.fetchOne(db, key: transactionId).map {
+                try ProtectStateColumn.decode($0.state, as: type, sealing, row: transactionId)
+            }
             guard let updated = transform(current) else {
                 try ProtectStateRow.deleteOne(db, key: transactionId)
                 return nil
             }
-            try ProtectStateRow(transactionId: transactionId, state: try ProtectStateColumn.encode(updated)).save(db)
+            try ProtectStateRow(transactionId: transactionId, state: try ProtectStateColumn.encode(updated, sealing, row: transactionId)).save(db)
             return updated
         }
     }
@@ -324,16 +368,18 @@ public final class SQLiteTransactionStore: TransactionStore {
     }
 
     public func document(id: String) async throws(StoreError) -> DocumentRecord? {
-        try await read { db in
+        let sealing = sealing
+        return try await read { db in
             guard let row = try DocumentRow.fetchOne(db, key: id) else { return nil }
             return DocumentRecord(id: row.id, transactionId: row.transactionId, type: row.documentType,
-                                  fields: try JSONDecoder().decode(DocumentFields.self, from: Data(row.fields.utf8)),
+                                  fields: try FieldsColumn.decode(row.fields, sealing, document: row.id),
                                   source: row.source, contentHash: row.contentHash, createdAt: row.createdAt)
         }
     }
 
     public func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
-        try await read { db in try Self.load(db, id) }
+        let sealing = sealing
+        return try await read { db in try Self.read(db, id, sealing)?.transaction }
     }
 
     public func latestKnown(id: String) async throws(StoreError) -> StoredTransaction? {
@@ -341,8 +387,9 @@ public final class SQLiteTransactionStore: TransactionStore {
     }
 
     public func report(id: String) async throws(StoreError) -> TransactionReport? {
-        try await read { db in
-            guard let transaction = try Self.load(db, id) else { return nil }
+        let sealing = sealing
+        return try await read { db in
+            guard let transaction = try Self.read(db, id, sealing)?.transaction else { return nil }
             let documents = try DocumentRow.filter(Column("transactionId") == id).order(Column("createdAt"), Column("id")).fetchAll(db)
             let submissions = try SubmissionRow.filter(documents.map(\.id).contains(Column("documentId"))).fetchAll(db)
             let byDocument = Dictionary(uniqueKeysWithValues: submissions.map { ($0.documentId, Self.record($0)) })
@@ -350,16 +397,18 @@ public final class SQLiteTransactionStore: TransactionStore {
             return TransactionReport(
                 transaction: transaction,
                 documents: try documents.map { row in
-                    let fields = try JSONDecoder().decode(DocumentFields.self, from: Data(row.fields.utf8))
+                    let fields = try FieldsColumn.decode(row.fields, sealing, document: row.id)
                     return .init(id: row.id, type: row.documentType, source: row.source,
                                  keys: fields.keys, submission: byDocument[row.id])
                 },
-                history: history.map(Self.record))
+                history: history.map(Self.record),
+                data: DataState(purgedAt: transaction.purgedAt, sealing))
         }
     }
 
     public func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
-        try await read { db in
+        let sealing = sealing
+        return try await read { db in
             var request = TransactionRow.order(Column("updatedAt").desc, Column("id"))
             if let status { request = request.filter(Column("submissionStatus") == status) }
             let rows = try request.fetchAll(db)
@@ -369,7 +418,7 @@ public final class SQLiteTransactionStore: TransactionStore {
                 TransactionSummary(
                     id: row.id, status: row.submissionStatus,
                     documents: Dictionary(uniqueKeysWithValues: (grouped[row.id] ?? []).map { ($0.documentType, $0.status) }),
-                    updatedAt: row.updatedAt, expiresAt: row.expiresAt)
+                    updatedAt: row.updatedAt, expiresAt: row.expiresAt, data: DataState(purgedAt: row.purgedAt, sealing))
             }
         }
     }
@@ -385,6 +434,115 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
+    // MARK: - Identity data at rest
+
+    public func purge(_ retention: Retention, at time: Date, dryRun: Bool) async throws(StoreError) -> PurgeOutcome {
+        guard retention.mode != .none else { return PurgeOutcome(transactions: [], documents: 0) }
+        let select = Self.purgeSelection(retention, at: time)
+        let outcome = try await write { db in
+            let ids = try SQLRequest<String>(literal: select).fetchAll(db)
+            let documents = try DocumentRow.filter(ids.contains(Column("transactionId"))).fetchCount(db)
+            guard !dryRun, !ids.isEmpty else { return PurgeOutcome(transactions: ids, documents: documents) }
+            // Freed cells are overwritten, not left in the pages (VACUUM below rewrites the file besides).
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+            defer { try? db.execute(sql: "PRAGMA secure_delete = OFF") }
+            for slice in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
+                try DocumentRow.filter(slice.contains(Column("transactionId"))).updateAll(db, Column("fields").set(to: ""))
+                try ProtectStateRow.filter(slice.contains(Column("transactionId"))).deleteAll(db)
+                try db.execute(literal: """
+                    INSERT INTO transitions (transactionId, documentType, fromStatus, toStatus, at, reason)
+                    SELECT id, NULL, submissionStatus, submissionStatus, \(time), \(retention.reason) FROM transactions
+                    WHERE id IN \(slice) ORDER BY createdAt, id
+                    """)
+                try db.execute(literal: """
+                    UPDATE transactions SET verificationCode = '', signals = NULL, purgedAt = \(time), version = version + 1
+                    WHERE id IN \(slice)
+                    """)
+            }
+            return PurgeOutcome(transactions: ids, documents: documents)
+        }
+        if !dryRun, !outcome.transactions.isEmpty { try await vacuum() }
+        return outcome
+    }
+
+    /// The transactions a purge takes, oldest first: finished (COMPLETED, or expired with no document waiting for its
+    /// submission), not purged yet, and past the count or older than the age the retention keeps.
+    static func purgeSelection(_ retention: Retention, at time: Date) -> SQL {
+        let cutoff = time.addingTimeInterval(-retention.maxAge)
+        let beyondCount: SQL = retention.byCount
+            ? "id NOT IN (SELECT id FROM transactions ORDER BY createdAt DESC, id DESC LIMIT \(retention.keep))" : "0"
+        let beyondAge: SQL = retention.byAge ? "createdAt < \(cutoff)" : "0"
+        return """
+            SELECT id FROM transactions t WHERE purgedAt IS NULL
+            AND (submissionStatus = 'COMPLETED' OR (expiresAt < \(time) AND NOT EXISTS (
+                SELECT 1 FROM documentStatuses d WHERE d.transactionId = t.id AND d.status = 'COLLECTED')))
+            AND (\(beyondCount) OR \(beyondAge))
+            ORDER BY createdAt, id
+            """
+    }
+
+    public func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
+        let dataKey = DataKey.generate()
+        let sealing = StoreSealing.sealed(dataKey), wrapped = try key.wrap(dataKey), location = path
+        let sealed = try await write { db in
+            guard try Int.fetchOne(db, sql: "SELECT count(*) FROM storeKeys") == 0 else {
+                throw StoreError.cannotOpen("\(location) is encrypted already")
+            }
+            try db.execute(sql: "INSERT INTO storeKeys (id, wrappedKey, createdAt) VALUES (1, ?, ?)", arguments: [wrapped, time])
+            var count = 0
+            for row in try TransactionRow.filter(Column("purgedAt") == nil).fetchAll(db) {
+                try db.execute(sql: "UPDATE transactions SET verificationCode = ?, signals = ? WHERE id = ?",
+                               arguments: [try sealing.seal(row.verificationCode, .verificationCode, row: row.id),
+                                           try sealing.seal(optional: row.signals, .signals, row: row.id), row.id])
+                count += row.signals == nil ? 1 : 2
+            }
+            for row in try DocumentRow.filter(Column("fields") != "").fetchAll(db) {
+                try db.execute(sql: "UPDATE documents SET fields = ? WHERE id = ?",
+                               arguments: [try sealing.seal(row.fields, .documentFields, row: row.id), row.id])
+                count += 1
+            }
+            for row in try ProtectStateRow.fetchAll(db) {
+                try db.execute(sql: "UPDATE protectStates SET state = ? WHERE transactionId = ?",
+                               arguments: ["\"\(try sealing.seal(row.state, .protectState, row: row.transactionId))\"", row.transactionId])
+                count += 1
+            }
+            return count
+        }
+        keys.withLock { $0 = (sealing, wrapped) }
+        // The values in clear leave the file (and its WAL) with the pages that held them.
+        try await vacuum()
+        return sealed
+    }
+
+    public func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) {
+        let (sealing, old) = keys.withLock { $0 }
+        guard case .sealed(let dataKey) = sealing, let old else { throw .cannotOpen("\(path) is not encrypted: encrypt it with `verify-pipeline store encrypt`") }
+        let wrapped = try key.wrap(dataKey), location = path
+        try await writeWithoutTransaction { db in
+            // The old wrapping is overwritten where it lay, then the WAL emptied: the old key opens nothing left behind.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+            defer { try? db.execute(sql: "PRAGMA secure_delete = OFF") }
+            try db.inTransaction(.immediate) {
+                try db.execute(sql: "UPDATE storeKeys SET wrappedKey = ?, rotatedAt = ? WHERE id = 1 AND wrappedKey = ?",
+                               arguments: [wrapped, time, old])
+                guard db.changesCount == 1 else {
+                    throw StoreError.cannotOpen("the key of \(location) was rotated by another process meanwhile; nothing was changed")
+                }
+                return .commit
+            }
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        keys.withLock { $0.wrapped = wrapped }
+    }
+
+    /// Rewrites the file without its free pages and empties the WAL, so that removed bytes leave both.
+    func vacuum() async throws(StoreError) {
+        try await writeWithoutTransaction { db in
+            try db.execute(sql: "VACUUM")
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
     /// Runs `PRAGMA integrity_check`; "ok" when the file is sound.
     public func integrityCheck() async throws(StoreError) -> String {
         try await read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
@@ -392,11 +550,7 @@ public final class SQLiteTransactionStore: TransactionStore {
 
     // MARK: - Helpers
 
-    private static func load(_ db: Database, _ id: String) throws -> StoredTransaction? {
-        try read(db, id)?.transaction
-    }
-
-    private static func read(_ db: Database, _ id: String) throws -> TransactionRead? {
+    private static func read(_ db: Database, _ id: String, _ sealing: StoreSealing) throws -> TransactionRead? {
         guard let row = try TransactionRow.fetchOne(db, key: id) else { return nil }
         let statuses = try StatusRow.filter(Column("transactionId") == id).fetchAll(db)
         var policy: [DocumentType: DocumentRequirement] = [:], documents: [DocumentType: DocumentStatus] = [:]
@@ -407,9 +561,12 @@ public final class SQLiteTransactionStore: TransactionStore {
         let state = TransactionState(policy: policy, documents: documents,
                                      submissionStatus: row.submissionStatus,
                                      expiresAt: row.expiresAt)
-        let transaction = StoredTransaction(id: row.id, verificationCode: row.verificationCode, envId: row.envId, state: state,
-                                            createdAt: row.createdAt, updatedAt: row.updatedAt, signals: row.signals,
-                                            version: row.version)
+        // A purged transaction's code and payload are gone: there is nothing to open.
+        let purged = row.purgedAt != nil
+        let transaction = StoredTransaction(id: row.id, verificationCode: purged ? "" : try sealing.open(row.verificationCode, .verificationCode, row: row.id),
+                                            envId: row.envId, state: state, createdAt: row.createdAt, updatedAt: row.updatedAt,
+                                            signals: purged ? nil : try sealing.open(optional: row.signals, .signals, row: row.id),
+                                            version: row.version, purgedAt: row.purgedAt)
         return TransactionRead(transaction: transaction)
     }
 
@@ -446,6 +603,16 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
+    func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await pool.writeWithoutTransaction(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database(Self.describe(error))
+        }
+    }
+
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
             return try await pool.read(body)
@@ -465,27 +632,32 @@ public final class SQLiteTransactionStore: TransactionStore {
 
 extension SQLiteTransactionStore: StoreRows {
     func read(transaction id: String, document: String?) async throws(StoreError) -> TransactionRead? {
-        try await read { db in
-            guard var read = try Self.read(db, id) else { return nil }
+        let sealing = sealing
+        return try await read { db in
+            guard var read = try Self.read(db, id, sealing) else { return nil }
             if let document { read.documentRecorded = try DocumentRow.exists(db, key: document) }
             return read
         }
     }
 
     func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRead, DocumentType)? {
-        try await read { db in
+        let sealing = sealing
+        return try await read { db in
             guard let document = try DocumentRow.fetchOne(db, key: documentId) else { return nil }
-            guard let read = try Self.read(db, document.transactionId) else { throw StoreError.unknownTransaction(document.transactionId) }
+            guard let read = try Self.read(db, document.transactionId, sealing) else { throw StoreError.unknownTransaction(document.transactionId) }
             return (read, document.documentType)
         }
     }
 
     func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> InsertOutcome {
-        try await write { db in
-            if let existing = try Self.read(db, new.id) { return .existing(existing) }
-            try TransactionRow(id: new.id, verificationCode: new.verificationCode, envId: new.envId,
+        let sealing = sealing
+        let code = try sealing.seal(new.verificationCode, .verificationCode, row: new.id)
+        let signals = try sealing.seal(optional: new.signals, .signals, row: new.id)
+        return try await write { db in
+            if let existing = try Self.read(db, new.id, sealing) { return .existing(existing) }
+            try TransactionRow(id: new.id, verificationCode: code, envId: new.envId,
                                submissionStatus: state.submissionStatus, createdAt: new.createdAt,
-                               updatedAt: new.createdAt, expiresAt: new.expiresAt, signals: new.signals, version: 0).insert(db)
+                               updatedAt: new.createdAt, expiresAt: new.expiresAt, signals: signals, version: 0).insert(db)
             for (type, status) in state.documents {
                 try StatusRow(transactionId: new.id, documentType: type,
                               requirement: state.policy[type] ?? .optional, status: status).insert(db)
@@ -495,7 +667,8 @@ extension SQLiteTransactionStore: StoreRows {
     }
 
     func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange? {
-        try await write { db in
+        let fields = try change.document.map { document throws(StoreError) in try FieldsColumn.encode(document, sealing) }
+        return try await write { db in
             if let end = change.submission, let type = end.documentType {
                 let owned = try DocumentRow.filter(key: end.documentId)
                     .filter(Column("transactionId") == change.transactionId && Column("documentType") == type).fetchCount(db) == 1
@@ -516,8 +689,7 @@ extension SQLiteTransactionStore: StoreRows {
                 try row.insert(db)
                 sequences.append(row.sequence ?? 0)
             }
-            if let document = change.document {
-                let fields = String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
+            if let document = change.document, let fields {
                 try DocumentRow(id: document.id, transactionId: document.transactionId, documentType: document.type,
                                 fields: fields, source: document.source, contentHash: document.contentHash,
                                 createdAt: document.createdAt).insert(db)

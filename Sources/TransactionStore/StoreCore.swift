@@ -107,6 +107,7 @@ struct StoreCore<Rows: StoreRows>: Sendable {
     /// A QR for a known transaction must carry the code it was opened with: anyone who saw a transaction's id
     /// could otherwise add documents to it.
     static func sameCode(_ transaction: StoredTransaction, _ new: NewTransaction) throws(StoreError) -> StoredTransaction {
+        guard transaction.purgedAt == nil else { throw .purged(new.id) }
         guard transaction.verificationCode == new.verificationCode else { throw .verificationCodeMismatch(new.id) }
         return transaction
     }

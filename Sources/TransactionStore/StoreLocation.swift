@@ -37,25 +37,30 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         return defaultLocation
     }
 
-    /// Opens the store for the duration of `body` (a PostgreSQL connection pool runs only that long).
-    /// `create` is false for commands that only read: a missing store is then an error, not a new empty one.
-    public func withStore<T: Sendable>(create: Bool, logger: Logger = Logger(label: "verify-pipeline.store"),
+    /// Opens the store for the duration of `body` (a PostgreSQL connection pool runs only that long), its data key
+    /// unwrapped with `encryption`'s key. `create` is false for commands that only read: a missing store is then an
+    /// error, not a new empty one.
+    public func withStore<T: Sendable>(create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
+                                       logger: Logger = Logger(label: "verify-pipeline.store"),
                                        _ body: @escaping @Sendable (any TransactionStore) async throws -> T) async throws -> T {
         switch self {
         case .sqlite(let path):
-            return try await body(try SQLiteTransactionStore(path: path, create: create, logger: logger))
+            return try await body(try SQLiteTransactionStore(path: path, create: create, encryption: encryption, logger: logger))
         case .postgres(let location):
-            return try await location.withStore(create: create, logger: logger, body)
+            return try await location.withPostgresStore(create: create, encryption: encryption, logger: logger, body)
         }
     }
 
     /// Opens a PostgreSQL store for the duration of `body`, with its database, for the parts that keep their own
     /// tables beside it (the work queue). Other stores are refused with `requirement`, which says why PostgreSQL is
     /// needed.
-    public func withPostgres<T: Sendable>(create: Bool, logger: Logger = Logger(label: "verify-pipeline.store"), requirement: String,
+    public func withPostgres<T: Sendable>(create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
+                                          logger: Logger = Logger(label: "verify-pipeline.store"), requirement: String,
                                           _ body: @escaping @Sendable (any TransactionStore, StoreDatabase) async throws -> T) async throws -> T {
         guard case .postgres(let location) = self else { throw StoreError.cannotOpen(requirement) }
-        return try await location.withPostgresStore(create: create, logger: logger) { store in try await body(store, store.database) }
+        return try await location.withPostgresStore(create: create, encryption: encryption, logger: logger) { store in
+            try await body(store, store.database)
+        }
     }
 
     public var description: String {
@@ -142,21 +147,18 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
-    func withStore<T: Sendable>(create: Bool, logger: Logger,
-                                _ body: @escaping @Sendable (any TransactionStore) async throws -> T) async throws -> T {
-        try await withPostgresStore(create: create, logger: logger, body)
-    }
-
-    func withPostgresStore<T: Sendable>(create: Bool, logger: Logger,
+    func withPostgresStore<T: Sendable>(create: Bool, encryption: StoreEncryption, logger: Logger,
                                         _ body: @escaping @Sendable (PostgresTransactionStore) async throws -> T) async throws -> T {
         try await withClient(logger: logger) { client in
-            let store = PostgresTransactionStore(database: StoreDatabase(client: client, logger: logger, location: description))
+            let database = StoreDatabase(client: client, logger: logger, location: description)
+            let store: PostgresTransactionStore
             do {
                 if create {
-                    try await store.migrate()
+                    try await PostgresTransactionStore.migrate(database)
                 } else {
-                    try await store.requireSchema()
+                    try await PostgresTransactionStore.requireSchema(database)
                 }
+                store = try await PostgresTransactionStore.open(database, encryption: encryption)
             } catch StoreError.database(let message) {
                 throw StoreError.cannotOpen("\(description): \(message)")
             }

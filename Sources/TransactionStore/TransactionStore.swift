@@ -14,6 +14,8 @@ public struct StoredTransaction: Sendable, Equatable {
     /// Bumped by every status change: a write names the version it was decided on, and is refused when the row
     /// has moved on.
     public var version: Int64
+    /// When the retention policy purged its identity data (its verification code is then empty); nil while it has it.
+    public var purgedAt: Date? = nil
 
     public var policy: [DocumentType: DocumentRequirement] { state.policy }
     public var expiresAt: Date { state.expiresAt }
@@ -110,6 +112,7 @@ public struct TransactionSummary: Sendable, Equatable, Codable {
     public var documents: [DocumentType: DocumentStatus]
     public var updatedAt: Date
     public var expiresAt: Date
+    public var data: DataState
 }
 
 /// Everything `verify-pipeline status ID` shows. Document fields are left out: they are personal data.
@@ -125,6 +128,8 @@ public struct TransactionReport: Sendable, Equatable {
     public var transaction: StoredTransaction
     public var documents: [Document]
     public var history: [TransitionRecord]
+    /// Whether the transaction's identity data is in the store in clear, sealed, or purged.
+    public var data: DataState
 }
 
 /// How `collect` went.
@@ -149,6 +154,10 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
     case database(String)
     /// The task was cancelled while it waited to write.
     case cancelled
+    /// A sealed value does not open where it is (its column and row): it was changed, or copied from elsewhere.
+    case tampered(String)
+    /// The retention policy purged the transaction's data: it takes no more documents.
+    case purged(String)
 
     public var description: String {
         switch self {
@@ -160,6 +169,8 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
         case .newerSchema(let location): "the store at \(location) was written by a newer verify-pipeline; upgrade to read it"
         case .database(let message): "store error: \(message)"
         case .cancelled: "the store write was cancelled before it started"
+        case .tampered(let place): "the sealed value at \(place) does not open: it was altered or moved from another row"
+        case .purged(let id): "transaction '\(id)' had its identity data purged under the retention policy and takes no more documents"
         }
     }
 
@@ -167,7 +178,7 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
     public var failureCode: FailureCode {
         switch self {
         case .transition(let error): error.failureCode
-        case .unknownTransaction, .verificationCodeMismatch: .document(.initiateDocumentTransactionError)
+        case .unknownTransaction, .verificationCodeMismatch, .purged: .document(.initiateDocumentTransactionError)
         default: .document(.submissionError)
         }
     }
@@ -223,4 +234,65 @@ public protocol TransactionStore: Sendable {
     func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary]
     /// How many of `ids` are at `status`, in one read however many there are (a run's closing summary).
     func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int
+
+    // MARK: Identity data at rest
+
+    /// Whether the values holding identity data are sealed.
+    var isEncrypted: Bool { get }
+    /// Removes the identity data (document fields, verification code, Protect payload and state) of the transactions
+    /// `retention` selects among those that are finished: COMPLETED, or past their expiry with no document waiting to
+    /// be submitted. Their statuses and history stay, and the purge is added to the history. A dry run only says
+    /// which. SQLite is vacuumed afterwards so the purged bytes leave the file.
+    func purge(_ retention: Retention, at time: Date, dryRun: Bool) async throws(StoreError) -> PurgeOutcome
+    /// Seals every value of a store in clear under a new data key wrapped by `key`, in one database transaction;
+    /// returns how many values it sealed. A store encrypted already is refused.
+    func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int
+    /// Wraps the data key under `key` instead of the key the store was opened with, without rewriting any value:
+    /// processes that hold the data key go on; the old key no longer opens the store.
+    func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError)
+}
+
+/// How long identity data stays (the pipeline's `retention`), with the modes of PingOne's push storage.
+public struct Retention: Sendable, Equatable {
+    public enum Mode: String, Sendable, CaseIterable {
+        case none, count, age, hybrid
+    }
+
+    public var mode: Mode
+    /// count and hybrid: the newest this many transactions (by creation) keep their data.
+    public var keep: Int
+    /// age and hybrid: the data of transactions created longer ago than this goes.
+    public var maxAge: TimeInterval
+
+    public init(mode: Mode = .none, keep: Int = 10_000, maxAge: TimeInterval = 30 * 86_400) {
+        self.mode = mode
+        self.keep = keep
+        self.maxAge = maxAge
+    }
+
+    var byCount: Bool { mode == .count || mode == .hybrid }
+    var byAge: Bool { mode == .age || mode == .hybrid }
+
+    /// As the history records it: `retention count 100`, `retention age 30d`, `retention hybrid 100, 30d`.
+    public var label: String {
+        let age = maxAge.truncatingRemainder(dividingBy: 86_400) == 0 ? "\(Int(maxAge / 86_400))d"
+            : maxAge.truncatingRemainder(dividingBy: 3600) == 0 ? "\(Int(maxAge / 3600))h" : "\(Int(maxAge))s"
+        return switch mode {
+        case .none: "retention none"
+        case .count: "retention count \(keep)"
+        case .age: "retention age \(age)"
+        case .hybrid: "retention hybrid \(keep), \(age)"
+        }
+    }
+
+    /// The history's reason for a purge.
+    var reason: String { "identity data purged (\(label))" }
+}
+
+/// What a purge removed, or would remove in a dry run.
+public struct PurgeOutcome: Sendable, Equatable {
+    /// The transactions whose data went, oldest first.
+    public var transactions: [String]
+    /// Their documents.
+    public var documents: Int
 }

@@ -59,6 +59,39 @@ struct PipelineOptions: ParsableArguments {
         return configuration
     }
 
+    /// How the run opens the store: sealing what it writes unless the pipeline turns encryption off (an encrypted
+    /// store then still opens with its key). The key comes from the variable the pipeline names, never from the file.
+    func storeEncryption(_ configuration: PipelineConfiguration) throws -> StoreEncryption {
+        let settings = configuration.storeEncryption
+        guard settings.enabled else { return .ifEncrypted(try store.key(default: settings.keyEnv)) }
+        guard let key = try store.key(default: settings.keyEnv) else {
+            let variable = store.keyEnv ?? settings.keyEnv
+            CommandOutput.fail("""
+                the store seals identity data (store.encryption) and \(variable) is not set: set it to a key-encryption key, \
+                32 random bytes in base64 (openssl rand -base64 32) kept outside the repository, or set store.encryption.enabled: false
+                """)
+            throw ExitCode(2)
+        }
+        return .required(key)
+    }
+
+    /// Applies the pipeline's retention policy (at the end of a run, and periodically in a worker); a failure is
+    /// reported, and the data stays for the next time.
+    static func applyRetention(_ retention: Retention, to store: any TransactionStore, logger: Logger) async {
+        guard retention.mode != .none else { return }
+        do {
+            let outcome = try await store.purge(retention, at: Date(), dryRun: false)
+            guard !outcome.transactions.isEmpty else { return }
+            logger.notice("identity data purged", metadata: ["retention": "\(retention.label)", "transactions": "\(outcome.transactions.count)",
+                                                             "documents": "\(outcome.documents)"])
+            FileHandle.standardError.write(Data("""
+                verify-pipeline: purged the identity data of \(outcome.transactions.count) transactions (\(outcome.documents) documents) under \(retention.label)\n
+                """.utf8))
+        } catch {
+            CommandOutput.fail("the retention policy could not be applied: \(error.message)")
+        }
+    }
+
     /// The pipeline's submitter. The bearer token comes from the variable the file names, never from the file.
     func submitter(_ configuration: PipelineConfiguration, client: HTTPClient, logger: Logger) throws -> any DocumentSubmitter {
         let settings = configuration.submitter
@@ -106,6 +139,7 @@ struct PipelineOptions: ParsableArguments {
     /// Runs the pipeline over `input` with the pipeline file's settings, the store open for the whole run.
     func execute(_ input: PipelineInput, output: OutputWriter, showProgress: Bool) async throws -> RunSummary {
         let configuration = try configuration()
+        let encryption = try storeEncryption(configuration)
         let logger = makeLogger()
         return try await withHTTPClient(configuration) { client in
             let submitter = try submitter(configuration, client: client, logger: logger)
@@ -114,10 +148,12 @@ struct PipelineOptions: ParsableArguments {
             let run: @Sendable (any TransactionStore) async throws -> RunSummary = { store in
                 let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
                                             omitImages: omitImages, riskEvaluator: riskEvaluator)
-                return try await PipelineOptions.serve(runner, input: input, output: output, showProgress: showProgress,
-                                                       shutdownGrace: shutdownGrace, logger: logger)
+                let summary = try await PipelineOptions.serve(runner, input: input, output: output, showProgress: showProgress,
+                                                              shutdownGrace: shutdownGrace, logger: logger)
+                await PipelineOptions.applyRetention(configuration.retention, to: store, logger: logger)
+                return summary
             }
-            return try await store.withStore(create: true, logger: logger, run)
+            return try await store.withStore(create: true, encryption: encryption, logger: logger, run)
         }
     }
 
@@ -125,7 +161,7 @@ struct PipelineOptions: ParsableArguments {
     /// `--shutdown-grace` seconds to finish; then, or at a second signal, the run is cancelled: whatever was not
     /// finished is left unrecorded for a later run. The output is flushed and the summary printed either way.
     static func serve(_ runner: PipelineRunner, input: PipelineInput, output: OutputWriter, showProgress: Bool,
-                      shutdownGrace: Duration, logger: Logger) async throws -> RunSummary {
+                      shutdownGrace: Duration, logger: Logger, alongside: [any Service] = []) async throws -> RunSummary {
         let progress = showProgress ? ProgressBar() : nil
         let service = PipelineService(runner: runner, input: input) { outcome, state in
             await output.write(outcome)
@@ -135,7 +171,7 @@ struct PipelineOptions: ParsableArguments {
             services: [
                 .init(service: SecondSignal(), failureTerminationBehavior: .cancelGroup),
                 .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup),
-            ],
+            ] + alongside.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = shutdownGrace
         do {
@@ -155,6 +191,23 @@ struct PipelineOptions: ParsableArguments {
             throw ExitCode(2)
         }
         return summary
+    }
+}
+
+/// Applies the retention policy every `interval` while a worker runs, until it shuts down.
+struct RetentionService: Service {
+    let retention: Retention
+    let interval: TimeInterval
+    let store: any TransactionStore
+    let logger: Logger
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            while true {
+                try await Task.sleep(for: .milliseconds(Int64(interval * 1000)))
+                await PipelineOptions.applyRetention(retention, to: store, logger: logger)
+            }
+        }
     }
 }
 

@@ -29,7 +29,8 @@ extension VerifyPipeline {
                 throw ExitCode(2)
             }
             let output = try OutputWriter(path: nil)
-            let refused: Int = try await options.store.withWorkQueue(create: true, logger: options.makeLogger()) { store, queue in
+            let encryption = try options.storeEncryption(configuration)
+            let refused: Int = try await options.store.withWorkQueue(create: true, encryption: encryption, logger: options.makeLogger()) { store, queue in
                 let (batch, queued, refused) = try await Enqueuer(configuration: configuration, store: store, queue: queue).enqueue(source)
                 for outcome in refused { await output.write(outcome) }
                 FileHandle.standardError.write(Data("verify-pipeline: \(queued) documents queued in batch \(batch), \(refused.count) refused\n".utf8))
@@ -69,6 +70,7 @@ extension VerifyPipeline {
 
         func run() async throws {
             let configuration = try options.configuration()
+            let encryption = try options.storeEncryption(configuration)
             let logger = options.makeLogger()
             let owner = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
             let omitImages = options.omitImages, lease = Duration.seconds(leaseSeconds), exitWhenEmpty = exitWhenEmpty
@@ -81,10 +83,15 @@ extension VerifyPipeline {
                     let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
                                                 omitImages: omitImages, riskEvaluator: riskEvaluator)
                     let input = QueueInput(queue: queue, owner: owner, lease: lease, exitWhenEmpty: exitWhenEmpty)
-                    return try await PipelineOptions.serve(runner, input: .queue(input), output: output, showProgress: false,
-                                                           shutdownGrace: shutdownGrace, logger: logger)
+                    let retention = configuration.retention.mode == .none ? [] : [
+                        RetentionService(retention: configuration.retention, interval: configuration.retentionInterval, store: store, logger: logger),
+                    ]
+                    let summary = try await PipelineOptions.serve(runner, input: .queue(input), output: output, showProgress: false,
+                                                                  shutdownGrace: shutdownGrace, logger: logger, alongside: retention)
+                    await PipelineOptions.applyRetention(configuration.retention, to: store, logger: logger)
+                    return summary
                 }
-                return try await options.store.withWorkQueue(create: true, logger: logger, work)
+                return try await options.store.withWorkQueue(create: true, encryption: encryption, logger: logger, work)
             }
             FileHandle.standardError.write(Data((summary.line + "\n").utf8))
             if summary.failed > 0 { throw ExitCode(1) }

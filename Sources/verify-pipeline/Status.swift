@@ -57,7 +57,7 @@ extension VerifyPipeline {
                     }
                 }
             }
-            try await store.withStore(create: false, show)
+            try await store.withStore(create: false, encryption: try store.anyStore(), show)
         }
     }
 }
@@ -72,6 +72,7 @@ enum StatusFormat {
             "  created  \(Timestamp.string(transaction.createdAt))",
             "  updated  \(Timestamp.string(transaction.updatedAt))",
             "  expires  \(Timestamp.string(transaction.expiresAt))\(expired)",
+            "  data     \(report.data.rawValue)\(transaction.purgedAt.map { " at " + Timestamp.string($0) } ?? "")",
             "",
             "  Documents",
         ]
@@ -94,10 +95,10 @@ enum StatusFormat {
 
     static func text(_ summaries: [TransactionSummary]) -> String {
         guard !summaries.isEmpty else { return "No transactions." }
-        var lines = ["\(pad("TRANSACTION", 28)) \(pad("STATUS", 12)) \(pad("DOCUMENTS", 44))  UPDATED"]
+        var lines = ["\(pad("TRANSACTION", 28)) \(pad("STATUS", 12)) \(pad("DOCUMENTS", 44)) \(pad("DATA", 8)) UPDATED"]
         for summary in summaries {
             let documents = summary.documents.keys.sorted().map { "\($0.rawValue)=\(summary.documents[$0]!.rawValue)" }.joined(separator: " ")
-            lines.append("\(pad(summary.id, 28)) \(pad(summary.status.rawValue, 12)) \(pad(documents, 44))  \(Timestamp.string(summary.updatedAt))")
+            lines.append("\(pad(summary.id, 28)) \(pad(summary.status.rawValue, 12)) \(pad(documents, 44)) \(pad(summary.data.rawValue, 8)) \(Timestamp.string(summary.updatedAt))")
         }
         return lines.map(\.escapingControls).joined(separator: "\n")
     }
@@ -158,6 +159,9 @@ enum StatusFormat {
         var createdAt: String
         var updatedAt: String
         var expiresAt: String
+        /// present, sealed or purged.
+        var data: String
+        var purgedAt: String?
         var documents: [Document]
         var history: [Step]
     }
@@ -171,6 +175,7 @@ enum StatusFormat {
             policy: Dictionary(uniqueKeysWithValues: transaction.policy.map { ($0.key.rawValue, $0.value.rawValue) }),
             createdAt: Timestamp.string(transaction.createdAt), updatedAt: Timestamp.string(transaction.updatedAt),
             expiresAt: Timestamp.string(transaction.expiresAt),
+            data: report.data.rawValue, purgedAt: transaction.purgedAt.map(Timestamp.string),
             documents: report.documents.map { document in
                 .init(id: document.id, documentType: document.type.rawValue, source: document.source,
                       keys: document.keys.map(\.rawValue),
@@ -191,12 +196,14 @@ enum StatusFormat {
         var documentStatus: [String: String]
         var updatedAt: String
         var expiresAt: String
+        var data: String
     }
 
     static func json(_ summary: TransactionSummary) -> String {
         encode(SummaryJSON(transactionId: summary.id, documentSubmissionStatus: summary.status.rawValue,
                            documentStatus: Dictionary(uniqueKeysWithValues: summary.documents.map { ($0.key.rawValue, $0.value.rawValue) }),
-                           updatedAt: Timestamp.string(summary.updatedAt), expiresAt: Timestamp.string(summary.expiresAt)))
+                           updatedAt: Timestamp.string(summary.updatedAt), expiresAt: Timestamp.string(summary.expiresAt),
+                           data: summary.data.rawValue))
     }
 
     static func encode(_ value: some Encodable) -> String {

@@ -11,6 +11,11 @@ struct StoreOptions: ParsableArguments {
         valueName: "url"))
     var url: String?
 
+    @Option(name: .customLong("key-env"), help: ArgumentHelp(
+        "The environment variable holding the store's key-encryption key (default: the pipeline's store.encryption.keyEnv, else VERIFY_PIPELINE_STORE_KEY). The key itself is never an argument.",
+        valueName: "name"))
+    var keyEnv: String?
+
     func validate() throws {
         do {
             _ = try StoreLocation.resolve(option: url)
@@ -19,11 +24,25 @@ struct StoreOptions: ParsableArguments {
         }
     }
 
+    /// The key-encryption key in `--key-env`'s variable, else in `variable`; nil when that is not set. A variable that
+    /// holds no key is exit 2.
+    func key(default variable: String = KeyEncryptionKey.defaultVariable) throws -> KeyEncryptionKey? {
+        do {
+            return try KeyEncryptionKey.from(variable: keyEnv ?? variable)
+        } catch {
+            CommandOutput.fail(error.description)
+            throw ExitCode(2)
+        }
+    }
+
+    /// For commands that read or manage a store: either kind opens, an encrypted one with its key.
+    func anyStore() throws -> StoreEncryption { .ifEncrypted(try key()) }
+
     /// Runs `body` with the store open; a store that cannot be opened is the spec's exit 2 with a one-line reason.
-    func withStore<T: Sendable>(create: Bool, logger: Logger = Logger(label: "verify-pipeline"),
+    func withStore<T: Sendable>(create: Bool, encryption: StoreEncryption, logger: Logger = Logger(label: "verify-pipeline"),
                                 _ body: @escaping @Sendable (any TransactionStore) async throws -> T) async throws -> T {
         do {
-            return try await StoreLocation.resolve(option: url).withStore(create: create, logger: logger, body)
+            return try await StoreLocation.resolve(option: url).withStore(create: create, encryption: encryption, logger: logger, body)
         } catch let error as StoreError {
             CommandOutput.fail(error.description)
             throw ExitCode(2)
@@ -33,10 +52,10 @@ struct StoreOptions: ParsableArguments {
 
 extension StoreOptions {
     /// Runs `body` with the store and its work queue open; a store without one (SQLite) is a configuration error.
-    func withWorkQueue<T: Sendable>(create: Bool, logger: Logger,
+    func withWorkQueue<T: Sendable>(create: Bool, encryption: StoreEncryption, logger: Logger,
                                     _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T) async throws -> T {
         do {
-            return try await StoreLocation.resolve(option: url).withWorkQueue(create: create, logger: logger, body)
+            return try await StoreLocation.resolve(option: url).withWorkQueue(create: create, encryption: encryption, logger: logger, body)
         } catch let error as StoreError {
             CommandOutput.fail(error.description)
             throw ExitCode(2)

@@ -1,4 +1,5 @@
 import Foundation
+import TransactionStore
 
 /// Runs the built `verify-pipeline` executable, as a user would, and captures what it prints.
 struct CLIRunner {
@@ -25,6 +26,20 @@ struct CLIRunner {
         return root.appendingPathComponent(".build/debug/verify-pipeline")
     }()
 
+    /// The key-encryption key the tests' stores are sealed under (the store requires one by default): a fixed test
+    /// value, never a real key.
+    static let testStoreKey = Data((0..<32).map { UInt8($0) &* 7 &+ 3 }).base64EncodedString()
+
+    /// How a test opens a store the CLI wrote: with the test key.
+    static var storeEncryption: StoreEncryption {
+        .ifEncrypted(try! KeyEncryptionKey.from(variable: "VERIFY_PIPELINE_STORE_KEY", environment: ["VERIFY_PIPELINE_STORE_KEY": testStoreKey]))
+    }
+
+    /// The environment every CLI run gets: this process's, with the test store key.
+    static var environment: [String: String] {
+        ProcessInfo.processInfo.environment.merging(["VERIFY_PIPELINE_STORE_KEY": testStoreKey]) { $1 }
+    }
+
     /// Runs the CLI to its end. The wait happens on a Dispatch thread, not on one of the few threads of Swift's
     /// cooperative pool: blocking those made other suites' async tests (cancellation timings) wait for seconds.
     static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:],
@@ -39,7 +54,7 @@ struct CLIRunner {
     private static func runBlocking(_ arguments: [String], in directory: URL, environment: [String: String],
                                     stdin: String?) throws -> Outcome {
         let process = Process()
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = Self.environment.merging(environment) { $1 }
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory

@@ -64,7 +64,7 @@ struct ConcurrentRunsTests {
         if !killOne {
             #expect(requests == 300, "without a fault, no document is sent twice; \(context)")
         }
-        let completed = try await StoreLocation(parsing: location).withStore(create: false) { store in
+        let completed = try await StoreLocation(parsing: location).withStore(create: false, encryption: CLIRunner.storeEncryption) { store in
             try await store.transactions(status: .completed).count
         }
         #expect(completed == 150, "\(context)")

@@ -40,7 +40,7 @@ struct HTTPSubmitterTests {
             "drop-1": ("PROCESSED", 2, 1, nil),            // connection dropped before any answer, retried, 409
             "partial-1": ("PROCESSED", 1, 1, nil),         // 201, body cut short: the status was the answer
         ]
-        let reader = try SQLiteTransactionStore(path: store, create: false)
+        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
         for line in lines {
             let transaction = try #require(line.transactionId)
             let want = try #require(expected[transaction])
@@ -117,7 +117,7 @@ struct HTTPSubmitterTests {
         for key in keys {
             #expect(server.acceptedCount(forKey: key) == 1, "killed after \(killAfter)")
         }
-        let reader = try SQLiteTransactionStore(path: store, create: false)
+        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
         #expect(try await reader.transactions(status: .completed).count == 150)
     }
 }
@@ -188,7 +188,7 @@ struct ProtectSignalsTests {
         let payloads = Self.signalsOfSubmissions(server, transaction: "accept-n")
         #expect(payloads.count == 2 && Set(payloads).count == 1)
         #expect(SignalsPayload(data: payloads[0])?.behavior == nil)
-        #expect(try await SQLiteTransactionStore(path: store, create: false).protectState(of: "accept-n", as: ProtectState.self)?.behavior == nil)
+        #expect(try await SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption).protectState(of: "accept-n", as: ProtectState.self)?.behavior == nil)
     }
 
     @Test("with pauseBehavioralDataOnSuccess, behavioural data stops growing once the transaction completes", arguments: [true, false])
@@ -209,7 +209,7 @@ struct ProtectSignalsTests {
         _ = process.nextLine()
         process.write(#"{"id":"3","transactionId":"pause-1","type":"SELFIE","skip":true}"#)
         _ = process.nextLine()
-        let reader = try SQLiteTransactionStore(path: store, create: false)
+        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
         #expect(try await reader.transaction(id: "pause-1")?.state.submissionStatus == .completed)
         let before = try await reader.protectState(of: "pause-1", as: ProtectState.self)?.behavior
         #expect(before?.arrivalsMs.count == 2)

@@ -17,7 +17,7 @@ final class InteractiveProcess: Sendable {
         process.executableURL = CLIRunner.executable
         process.arguments = arguments
         process.currentDirectoryURL = CLIRunner.root
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = CLIRunner.environment.merging(environment) { $1 }
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout

@@ -62,6 +62,7 @@ struct OutputTests {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-c", script, CLIRunner.executable.path, folder.appendingPathComponent("s.sqlite").path, output]
         process.currentDirectoryURL = CLIRunner.root
+        process.environment = CLIRunner.environment
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice

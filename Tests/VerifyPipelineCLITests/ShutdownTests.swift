@@ -73,7 +73,7 @@ struct ShutdownTests {
         #expect(took <= Self.grace + 2, "\(busy): exited \(took) s after SIGTERM")
         if first.process.isRunning { first.process.terminate() }
 
-        let reader = try SQLiteTransactionStore(path: store, create: false)
+        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
         #expect(try await reader.integrityCheck() == "ok")
 
         // Second run, with an API that answers: every document ends accepted, each exactly once.

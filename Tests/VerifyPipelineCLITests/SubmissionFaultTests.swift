@@ -28,7 +28,7 @@ struct SubmissionFaultTests {
 
     /// The EMAIL document's status as stored, printed with what the servers saw.
     static func report(_ name: String, _ test: Case, transaction: String, servers: [(String, LoopbackServer)]) async throws -> String? {
-        let store = try SQLiteTransactionStore(path: test.store, create: false)
+        let store = try SQLiteTransactionStore(path: test.store, create: false, encryption: CLIRunner.storeEncryption)
         let status = try await store.transaction(id: transaction)?.state.documents[.email]?.rawValue
         let seen = servers.map { name, server in
             "\(name) saw \(server.requests.count) request(s), accepted \(server.keys.map { server.acceptedCount(forKey: $0) }.reduce(0, +))"
@@ -116,7 +116,7 @@ struct SubmissionFaultTests {
         #expect(try await Self.report("2 MB body", test, transaction: "big-1", servers: [("endpoint", server)]) == "PROCESSED")
         #expect(server.requests.count == 1)
         #expect(server.keys.map { server.acceptedCount(forKey: $0) } == [1])
-        #expect(try await SQLiteTransactionStore(path: test.store, create: false).submission(documentId: server.keys.first ?? "")?.outcome == .accepted)
+        #expect(try await SQLiteTransactionStore(path: test.store, create: false, encryption: CLIRunner.storeEncryption).submission(documentId: server.keys.first ?? "")?.outcome == .accepted)
     }
 
     @Test("https: a certificate from an unknown CA is refused without retries; with submitter.caFile it is accepted")

@@ -37,7 +37,7 @@ struct WorkerTests {
             #expect(survivor.process.terminationStatus == 0, "\(survivor.stderr)")
         }
 
-        try await StoreLocation(parsing: store).withWorkQueue(create: false) { reader, queue in
+        try await StoreLocation(parsing: store).withWorkQueue(create: false, encryption: CLIRunner.storeEncryption) { reader, queue in
             let transactions = try await reader.transactions(status: nil)
             #expect(transactions.count == 250)
             #expect(transactions.allSatisfy { $0.status == .completed })
@@ -74,7 +74,7 @@ struct WorkerTests {
             #expect(worker.process.terminationStatus == 0, "\(worker.stderr)")
         }
 
-        try await StoreLocation(parsing: store).withWorkQueue(create: false) { reader, queue in
+        try await StoreLocation(parsing: store).withWorkQueue(create: false, encryption: CLIRunner.storeEncryption) { reader, queue in
             let transactions = try await reader.transactions(status: nil)
             #expect(transactions.count == 60)
             for summary in transactions {

@@ -2,6 +2,7 @@ import BarcodeScanning
 import Foundation
 import ImageDecoding
 import Protect
+import TransactionStore
 import VerifyModel
 import Yams
 
@@ -81,6 +82,20 @@ public struct PipelineConfiguration: Sendable, Equatable {
     public var maxLineBytes = 64 << 20
     public var protect = ProtectConfiguration()
     public var submitter = Submitter()
+    /// Identity data in the store is sealed (`store.encryption`): on unless a pipeline turns it off.
+    public var storeEncryption = StoreEncryptionSettings()
+    /// How long identity data stays in the store; kept for ever unless a pipeline says otherwise.
+    public var retention = Retention()
+    /// How often a `worker` applies the retention policy.
+    public var retentionInterval: TimeInterval = 3600
+
+    public init() {}
+}
+
+/// `store.encryption`: whether the store seals identity data, and the variable its key-encryption key is read from.
+public struct StoreEncryptionSettings: Sendable, Equatable {
+    public var enabled = true
+    public var keyEnv = KeyEncryptionKey.defaultVariable
 
     public init() {}
 }
@@ -116,7 +131,7 @@ extension PipelineConfiguration {
         }
         guard let root else { return }
         let top = try Section(root, path: "", file: file)
-        try top.only(["name", "policy", "ingest", "stages", "scan", "protect", "submitter"])
+        try top.only(["name", "policy", "ingest", "stages", "scan", "protect", "submitter", "store", "retention"])
         if let value = try top.string("name") { name = value }
 
         if let policy = try top.section("policy") {
@@ -228,7 +243,47 @@ extension PipelineConfiguration {
             }
             self.submitter = submitter
         }
+
+        if let store = try top.section("store") {
+            try store.only(["encryption"])
+            if let encryption = try store.section("encryption") {
+                try encryption.only(["enabled", "keyEnv"])
+                if let enabled = try encryption.bool("enabled") { storeEncryption.enabled = enabled }
+                if let name = try encryption.string("keyEnv") {
+                    guard name.range(of: #"^[A-Za-z_][A-Za-z0-9_]{0,127}$"#, options: .regularExpression) != nil else {
+                        throw encryption.error("keyEnv", "must name an environment variable (letters, digits and _), not hold a key")
+                    }
+                    storeEncryption.keyEnv = name
+                }
+            }
+        }
+
+        if let section = try top.section("retention") {
+            try section.only(["mode", "keep", "maxAge", "interval"])
+            if let mode = try section.string("mode") {
+                guard let value = Retention.Mode(rawValue: mode) else {
+                    throw section.error("mode", "must be one of \(Retention.Mode.allCases.map(\.rawValue).joined(separator: ", ")), not '\(mode)'")
+                }
+                retention.mode = value
+            }
+            if let keep = try section.int("keep", in: 0...100_000_000) { retention.keep = keep }
+            if let text = try section.string("maxAge") {
+                guard let seconds = Self.duration(text), Self.retentionAges.contains(seconds) else {
+                    throw section.error("maxAge", "must be a duration from 1m to 3650d such as 90m, 12h or 30d")
+                }
+                retention.maxAge = seconds
+            }
+            if let text = try section.string("interval") {
+                guard let seconds = Self.duration(text), Self.retentionIntervals.contains(seconds) else {
+                    throw section.error("interval", "must be a duration from 10s to 7d such as 10m or 1h")
+                }
+                retentionInterval = seconds
+            }
+        }
     }
+
+    static let retentionAges: ClosedRange<TimeInterval> = 60...(3650 * 86_400)
+    static let retentionIntervals: ClosedRange<TimeInterval> = 10...(7 * 86_400)
 
     /// The transaction lifetimes a pipeline may set: from a second to a year.
     static let lifetimes: ClosedRange<TimeInterval> = 1...(365 * 86_400)

@@ -1,0 +1,68 @@
+import Foundation
+import VerifyModel
+
+/// A document's fields as the `fields` column holds them: JSON, sealed in an encrypted store (bound to the document's
+/// id); empty once the retention policy purged them.
+enum FieldsColumn {
+    static func encode(_ document: DocumentRecord, _ sealing: StoreSealing) throws(StoreError) -> String {
+        let json: String
+        do {
+            json = String(decoding: try JSONEncoder().encode(document.fields), as: UTF8.self)
+        } catch {
+            throw .database("the document's fields could not be encoded")
+        }
+        return try sealing.seal(json, .documentFields, row: document.id)
+    }
+
+    static func decode(_ stored: String, _ sealing: StoreSealing, document id: String) throws(StoreError) -> DocumentFields {
+        if stored.isEmpty { return DocumentFields() }
+        let json = try sealing.open(stored, .documentFields, row: id)
+        do {
+            return try JSONDecoder().decode(DocumentFields.self, from: Data(json.utf8))
+        } catch {
+            throw .database("document \(id) has fields this version cannot read")
+        }
+    }
+}
+
+/// Protect's state as its column holds it: JSON with sorted keys and ISO-8601 dates, whatever type the Protect
+/// module gives it. Sealed, it is a JSON string holding the sealed value, so the column still holds JSON.
+enum ProtectStateColumn {
+    static func encode<State: Encodable>(_ state: State, _ sealing: StoreSealing, row transactionId: String) throws(StoreError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        let json: String
+        do {
+            json = String(decoding: try encoder.encode(state), as: UTF8.self)
+        } catch {
+            throw .database("the Protect state could not be encoded")
+        }
+        guard sealing.isSealed else { return json }
+        let sealed = try sealing.seal(json, .protectState, row: transactionId)
+        // A sealed value is prefix and base64: nothing in it needs escaping.
+        return "\"\(sealed)\""
+    }
+
+    static func decode<State: Decodable>(_ text: String, as type: State.Type, _ sealing: StoreSealing,
+                                         row transactionId: String) throws(StoreError) -> State {
+        var json = text
+        if sealing.isSealed {
+            guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") else { throw .tampered("\(SealedColumn.protectState.rawValue) of \(transactionId)") }
+            json = try sealing.open(String(text.dropFirst().dropLast()), .protectState, row: transactionId)
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do {
+            return try decoder.decode(type, from: Data(json.utf8))
+        } catch {
+            throw .database("the store holds a Protect state this version cannot read")
+        }
+    }
+}
+
+extension DataState {
+    init(purgedAt: Date?, _ sealing: StoreSealing) {
+        self = purgedAt != nil ? .purged : sealing.isSealed ? .sealed : .present
+    }
+}

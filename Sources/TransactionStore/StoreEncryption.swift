@@ -1,0 +1,156 @@
+import Crypto
+import Foundation
+import VerifyModel
+
+/// The key-encryption key: 256 bits from an environment variable (base64 or hex), never from a file or an argument.
+/// It does one thing: wrap the store's data key, which seals the values.
+public struct KeyEncryptionKey: @unchecked Sendable {   // SymmetricKey is immutable once made
+    let key: SymmetricKey
+    /// The variable it was read from, for messages.
+    public let variable: String
+
+    /// The variable commands read when the pipeline file names none (`store.encryption.keyEnv`).
+    public static let defaultVariable = "VERIFY_PIPELINE_STORE_KEY"
+
+    /// The key in `variable`; nil when the variable is unset or empty; an error when it holds no 256-bit key.
+    public static func from(variable: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(StoreError) -> KeyEncryptionKey? {
+        guard let text = environment[variable]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }
+        let bytes = text.count == 64 ? Data(hexString: text) : Data(base64Encoded: text)
+        guard let bytes, bytes.count == 32 else {
+            throw .cannotOpen("\(variable) must hold a 256-bit key: 32 random bytes in base64 (openssl rand -base64 32) or 64 hex digits")
+        }
+        return KeyEncryptionKey(key: SymmetricKey(data: bytes), variable: variable)
+    }
+
+    public func isSameKey(as other: KeyEncryptionKey) -> Bool { key == other.key }
+
+    /// The data key sealed under this key: what the store keeps.
+    func wrap(_ dataKey: DataKey) throws(StoreError) -> String {
+        do {
+            let bytes = dataKey.key.withUnsafeBytes { Data($0) }
+            return try AES.GCM.seal(bytes, using: key, authenticating: Self.wrapping).combined!.base64EncodedString()
+        } catch {
+            throw .database("the data key could not be wrapped")
+        }
+    }
+
+    /// The data key out of its wrapping; nil when this is not the key that wrapped it.
+    func unwrap(_ wrapped: String) -> DataKey? {
+        guard let combined = Data(base64Encoded: wrapped), let box = try? AES.GCM.SealedBox(combined: combined),
+              let bytes = try? AES.GCM.open(box, using: key, authenticating: Self.wrapping), bytes.count == 32 else { return nil }
+        return DataKey(key: SymmetricKey(data: bytes))
+    }
+
+    private static let wrapping = Data("verify-pipeline data key v1".utf8)
+}
+
+/// What a command brings to open a store with.
+public enum StoreEncryption: Sendable {
+    /// Everything written is sealed: a new store is encrypted with a new data key; a store already holding
+    /// transactions in clear is refused (`verify-pipeline store encrypt` converts it).
+    case required(KeyEncryptionKey)
+    /// Either kind opens: an encrypted one only with its key (nil: none was given), a clear one as it is.
+    case ifEncrypted(KeyEncryptionKey?)
+
+    var key: KeyEncryptionKey? {
+        switch self {
+        case .required(let key): key
+        case .ifEncrypted(let key): key
+        }
+    }
+}
+
+/// The store's data key (AES-256-GCM), unwrapped: it seals each value bound to its place.
+public struct DataKey: @unchecked Sendable {   // SymmetricKey is immutable once made
+    let key: SymmetricKey
+
+    static func generate() -> DataKey { DataKey(key: SymmetricKey(size: .bits256)) }
+}
+
+/// A column whose values are identity data: sealed in an encrypted store.
+enum SealedColumn: String, Sendable {
+    case documentFields = "documents.fields"
+    case verificationCode = "transactions.verificationCode"
+    case signals = "transactions.signals"
+    case protectState = "protectStates.state"
+    case workJob = "work_items.job"
+    case workResult = "work_items.result"
+}
+
+/// Whether a store seals its values, and the sealing and opening itself. A sealed value is `$vp1$` and the base64 of
+/// AES-256-GCM's nonce, ciphertext and tag; its associated data names its column and its row, so that a value copied
+/// to another row or column does not open, and neither does one with any byte changed.
+public enum StoreSealing: Sendable {
+    case clear
+    case sealed(DataKey)
+
+    static let prefix = "$vp1$"
+
+    public var isSealed: Bool { if case .sealed = self { true } else { false } }
+
+    func seal(_ text: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
+        guard case .sealed(let dataKey) = self else { return text }
+        do {
+            let box = try AES.GCM.seal(Data(text.utf8), using: dataKey.key, authenticating: Self.place(column, row))
+            return Self.prefix + box.combined!.base64EncodedString()
+        } catch {
+            throw .database("a value could not be sealed")
+        }
+    }
+
+    /// The value as written: in a sealed store, every value must open under the data key at its own place.
+    func open(_ stored: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
+        guard case .sealed(let dataKey) = self else { return stored }
+        guard stored.hasPrefix(Self.prefix), let combined = Data(base64Encoded: String(stored.dropFirst(Self.prefix.count))),
+              let box = try? AES.GCM.SealedBox(combined: combined),
+              let plain = try? AES.GCM.open(box, using: dataKey.key, authenticating: Self.place(column, row)) else {
+            throw .tampered("\(column.rawValue) of \(row)")
+        }
+        return String(decoding: plain, as: UTF8.self)
+    }
+
+    func seal(optional text: String?, _ column: SealedColumn, row: String) throws(StoreError) -> String? {
+        guard let text else { return nil }
+        return try seal(text, column, row: row)
+    }
+
+    func open(optional stored: String?, _ column: SealedColumn, row: String) throws(StoreError) -> String? {
+        guard let stored else { return nil }
+        return try open(stored, column, row: row)
+    }
+
+    private static func place(_ column: SealedColumn, _ row: String) -> Data {
+        Data("verify-pipeline:\(column.rawValue):\(row)".utf8)
+    }
+
+    /// Decides how a store opens from its wrapped data key (nil: it is in clear) and what the command brings. Returns
+    /// the sealing and, for a new encrypted store, the wrapped key to record.
+    static func decide(wrapped: String?, holdsTransactions: Bool, _ encryption: StoreEncryption,
+                       location: String) throws(StoreError) -> (StoreSealing, newWrapped: String?) {
+        if let wrapped {
+            guard let key = encryption.key else {
+                throw .cannotOpen("\(location) is encrypted: set \(KeyEncryptionKey.defaultVariable) (or the variable the pipeline's store.encryption.keyEnv names) to its key-encryption key")
+            }
+            guard let dataKey = key.unwrap(wrapped) else {
+                throw .cannotOpen("the key in \(key.variable) does not open \(location) (a wrong key, or one rotated out)")
+            }
+            return (.sealed(dataKey), nil)
+        }
+        guard case .required(let key) = encryption else { return (.clear, nil) }
+        guard !holdsTransactions else {
+            throw .cannotOpen("\(location) holds identity data in clear: encrypt it first with `verify-pipeline store encrypt`, or set store.encryption.enabled: false")
+        }
+        let dataKey = DataKey.generate()
+        return (.sealed(dataKey), try key.wrap(dataKey))
+    }
+}
+
+/// Whether a transaction's identity data is in the store, and how (`status` shows it).
+public enum DataState: String, Sendable, Codable {
+    /// In clear: the store is not encrypted.
+    case present
+    case sealed
+    /// Removed under the retention policy; statuses and history remain.
+    case purged
+}

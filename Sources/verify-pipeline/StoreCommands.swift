@@ -1,0 +1,140 @@
+import ArgumentParser
+import Foundation
+import Pipeline
+import TransactionStore
+
+extension VerifyPipeline {
+    struct StoreCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "store",
+            abstract: "Manage the identity data at rest: purge it under the retention policy, encrypt the store, rotate its key.",
+            subcommands: [Purge.self, Encrypt.self, RotateKey.self]
+        )
+    }
+}
+
+extension VerifyPipeline.StoreCommand {
+    struct Purge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Apply the pipeline's retention policy now.",
+            discussion: """
+            Removes the document fields, verification code and Protect payload of the finished transactions (COMPLETED, \
+            or expired with nothing waiting to be submitted) that the pipeline's `retention` selects; their statuses and \
+            history stay, and the purge is added to the history. Prints the purged transaction ids; a SQLite store is \
+            vacuumed afterwards so the purged bytes leave the file.
+            """
+        )
+
+        @Option(help: ArgumentHelp("The pipeline file whose `retention` section applies.", valueName: "file"))
+        var pipeline: String?
+
+        @Flag(help: "Print what would be purged, and change nothing.")
+        var dryRun = false
+
+        @OptionGroup var store: StoreOptions
+
+        func run() async throws {
+            var configuration = PipelineConfiguration()
+            if let pipeline {
+                do {
+                    configuration = try PipelineConfiguration(contentsOf: URL(fileURLWithPath: pipeline))
+                } catch {
+                    CommandOutput.fail(error.description)
+                    throw ExitCode(2)
+                }
+            }
+            let retention = configuration.retention, dryRun = dryRun
+            guard retention.mode != .none else {
+                CommandOutput.fail("the pipeline's retention is none: nothing is purged (set retention.mode to count, age or hybrid)")
+                return
+            }
+            let outcome = try await store.withStore(create: false, encryption: try store.anyStore()) { store in
+                try await store.purge(retention, at: Date(), dryRun: dryRun)
+            }
+            for id in outcome.transactions { print(id.escapingControls) }
+            let verb = dryRun ? "would purge" : "purged"
+            FileHandle.standardError.write(Data("""
+                verify-pipeline: \(verb) the identity data of \(outcome.transactions.count) transactions (\(outcome.documents) documents) \
+                under \(retention.label)\(dryRun ? "; nothing was changed" : "")\n
+                """.utf8))
+        }
+    }
+
+    struct Encrypt: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Encrypt a store written in clear, in place.",
+            discussion: """
+            Seals every document's fields, verification code and Protect payload under a new data key wrapped by the \
+            key-encryption key in --key-env's variable (VERIFY_PIPELINE_STORE_KEY by default), in one database \
+            transaction; a SQLite store is then vacuumed so the clear bytes leave the file. Stop the processes using \
+            the store first.
+            """
+        )
+
+        @OptionGroup var store: StoreOptions
+
+        func run() async throws {
+            guard let key = try store.key() else {
+                CommandOutput.fail("store encrypt needs a key-encryption key: set \(store.keyEnv ?? KeyEncryptionKey.defaultVariable) (32 random bytes in base64: openssl rand -base64 32)")
+                throw ExitCode(2)
+            }
+            let location = try StoreLocation.resolve(option: store.url).description
+            let sealed = try await store.withStore(create: false, encryption: .ifEncrypted(key)) { store -> Int? in
+                guard !store.isEncrypted else { return nil }
+                return try await store.encrypt(with: key, at: Date())
+            }
+            guard let sealed else {
+                FileHandle.standardError.write(Data("verify-pipeline: \(location) is encrypted already; nothing was changed\n".utf8))
+                return
+            }
+            FileHandle.standardError.write(Data("verify-pipeline: sealed \(sealed) values of \(location) under a data key wrapped by the key in \(key.variable)\n".utf8))
+        }
+    }
+
+    struct RotateKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-key",
+            abstract: "Wrap the store's data key under a new key-encryption key.",
+            discussion: """
+            Opens the store with the key in --key-env's variable (VERIFY_PIPELINE_STORE_KEY by default) and re-wraps its \
+            data key under the key in --new-key-env's variable, without rewriting any value. Running processes go on; \
+            from then on only the new key opens the store.
+            """
+        )
+
+        @Option(name: .customLong("new-key-env"), help: ArgumentHelp("The environment variable holding the new key-encryption key.", valueName: "name"))
+        var newKeyEnv: String
+
+        @OptionGroup var store: StoreOptions
+
+        func run() async throws {
+            let newKey: KeyEncryptionKey?
+            do {
+                newKey = try KeyEncryptionKey.from(variable: newKeyEnv)
+            } catch {
+                CommandOutput.fail(error.description)
+                throw ExitCode(2)
+            }
+            guard let newKey else {
+                CommandOutput.fail("\(newKeyEnv) (--new-key-env) is not set: set it to the new key-encryption key (openssl rand -base64 32)")
+                throw ExitCode(2)
+            }
+            guard let oldKey = try store.key() else {
+                CommandOutput.fail("\(store.keyEnv ?? KeyEncryptionKey.defaultVariable) is not set: the store opens with its current key only")
+                throw ExitCode(2)
+            }
+            guard !oldKey.isSameKey(as: newKey) else {
+                CommandOutput.fail("the new key is the current one: nothing to rotate")
+                throw ExitCode(2)
+            }
+            let location = try StoreLocation.resolve(option: store.url).description
+            try await store.withStore(create: false, encryption: .ifEncrypted(oldKey)) { store in
+                guard store.isEncrypted else {
+                    throw StoreError.cannotOpen("\(location) is not encrypted: encrypt it with `verify-pipeline store encrypt`")
+                }
+                try await store.rotateKey(to: newKey, at: Date())
+            }
+            FileHandle.standardError.write(Data("verify-pipeline: the data key of \(location) is now wrapped by the key in \(newKey.variable); the key in \(oldKey.variable) no longer opens it\n".utf8))
+        }
+    }
+}
