@@ -399,7 +399,7 @@ public final class PostgresTransactionStore: TransactionStore {
         guard retention.mode != .none else { return PurgeOutcome(transactions: [], documents: 0) }
         let logger = logger, cutoff = time.addingTimeInterval(-retention.maxAge), reason = retention.reason
         let byCount = retention.byCount, byAge = retention.byAge, keep = retention.keep
-        return try await transaction { connection in
+        let outcome = try await transaction { connection in
             // The rows are locked: a writer deciding on one meanwhile waits, then finds its version moved on.
             var ids: [String] = []
             for try await id in try await connection.query("""
@@ -428,6 +428,8 @@ public final class PostgresTransactionStore: TransactionStore {
                 """, logger: logger)
             return PurgeOutcome(transactions: ids, documents: documents)
         }
+        if !dryRun { recent.forget(outcome.transactions) }
+        return outcome
     }
 
     public func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {

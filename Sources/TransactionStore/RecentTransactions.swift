@@ -32,4 +32,13 @@ final class RecentTransactions: Sendable {
             }
         }
     }
+
+    /// Drops what it remembers of `ids` (their data was purged): the next change reads them.
+    func forget(_ ids: [String]) {
+        let forgotten = Set(ids)
+        entries.withLock { entries in
+            for id in forgotten { entries.reads[id] = nil }
+            entries.order.removeAll { forgotten.contains($0) }
+        }
+    }
 }

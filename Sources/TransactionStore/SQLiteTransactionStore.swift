@@ -461,7 +461,10 @@ public final class SQLiteTransactionStore: TransactionStore {
             }
             return PurgeOutcome(transactions: ids, documents: documents)
         }
-        if !dryRun, !outcome.transactions.isEmpty { try await vacuum() }
+        if !dryRun, !outcome.transactions.isEmpty {
+            recent.forget(outcome.transactions)
+            try await vacuum()
+        }
         return outcome
     }
 

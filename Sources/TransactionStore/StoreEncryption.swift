@@ -102,7 +102,9 @@ public enum StoreSealing: Sendable {
     /// The value as written: in a sealed store, every value must open under the data key at its own place.
     func open(_ stored: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
         guard case .sealed(let dataKey) = self else { return stored }
-        guard stored.hasPrefix(Self.prefix), let combined = Data(base64Encoded: String(stored.dropFirst(Self.prefix.count))),
+        let text = stored.dropFirst(Self.prefix.count)
+        // Canonical base64 only: a changed padding bit must not decode to the same bytes.
+        guard stored.hasPrefix(Self.prefix), let combined = Data(base64Encoded: String(text)), combined.base64EncodedString() == text,
               let box = try? AES.GCM.SealedBox(combined: combined),
               let plain = try? AES.GCM.open(box, using: dataKey.key, authenticating: Self.place(column, row)) else {
             throw .tampered("\(column.rawValue) of \(row)")

@@ -17,14 +17,14 @@ struct ConcurrencyAndCrashTests {
     @Test("the same writers spread over four stores on one database (as four processes) end the same way", arguments: StoreKind.allCases)
     func concurrentStores(_ kind: StoreKind) async throws {
         let location = try await kind.freshLocation()
-        try await Self.withStores(4, at: location, opened: []) { stores in try await Self.concurrentWriters(stores) }
+        try await Self.withStores(4, at: location, kind: kind, opened: []) { stores in try await Self.concurrentWriters(stores) }
     }
 
-    static func withStores(_ count: Int, at location: StoreLocation, opened: [any TransactionStore],
+    static func withStores(_ count: Int, at location: StoreLocation, kind: StoreKind, opened: [any TransactionStore],
                            _ body: @escaping @Sendable ([any TransactionStore]) async throws -> Void) async throws {
         guard opened.count < count else { return try await body(opened) }
-        try await location.withStore(create: opened.isEmpty) { store in
-            try await withStores(count, at: location, opened: opened + [store], body)
+        try await location.withStore(create: opened.isEmpty, encryption: kind.encryption) { store in
+            try await withStores(count, at: location, kind: kind, opened: opened + [store], body)
         }
     }
 
@@ -103,7 +103,7 @@ struct ConcurrencyAndCrashTests {
         #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL)
         #expect(lines >= afterLines)
 
-        try await location.withStore(create: false) { store in try await Self.checkWholeTransitions(store, afterLines: afterLines) }
+        try await location.withStore(create: false, encryption: kind.encryption) { store in try await Self.checkWholeTransitions(store, afterLines: afterLines) }
     }
 
     static func checkWholeTransitions(_ store: any TransactionStore, afterLines: Int) async throws {

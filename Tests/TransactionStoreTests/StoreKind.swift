@@ -4,20 +4,28 @@ import Testing
 
 @testable import TransactionStore
 
-/// The store implementations the suite runs against; PostgreSQL is the server scripts/test starts.
+/// The store implementations the suite runs against, each in clear and encrypted; PostgreSQL is the server
+/// scripts/test starts.
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite, postgres
+    case sqliteSealed = "sqlite-sealed"
+    case postgresSealed = "postgres-sealed"
 
     var testDescription: String { rawValue }
+
+    var isSealed: Bool { self == .sqliteSealed || self == .postgresSealed }
+
+    /// How its stores are opened: encrypted ones under the test key.
+    var encryption: StoreEncryption { isSealed ? .required(testKey) : .ifEncrypted(nil) }
 
     /// A new, empty store location: a file in a new folder, or a new PostgreSQL database.
     func freshLocation() async throws -> StoreLocation {
         switch self {
-        case .sqlite:
+        case .sqlite, .sqliteSealed:
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID())")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             return .sqlite(path: folder.appendingPathComponent("verify-pipeline.sqlite").path)
-        case .postgres:
+        case .postgres, .postgresSealed:
             return try StoreLocation(parsing: try await TestPostgres.freshDatabase(prefix: "test"))
         }
     }
@@ -25,6 +33,14 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// Runs `body` with a fresh store of this kind.
     func withFreshStore(_ body: @escaping @Sendable (any TransactionStore, StoreLocation) async throws -> Void) async throws {
         let location = try await freshLocation()
-        try await location.withStore(create: true) { store in try await body(store, location) }
+        try await location.withStore(create: true, encryption: encryption) { store in try await body(store, location) }
     }
+}
+
+/// Test keys: fixed values, never real ones.
+let testKey = key(fill: 0x3C)
+let otherKey = key(fill: 0xA5)
+
+func key(fill: UInt8, variable: String = "TEST_STORE_KEY") -> KeyEncryptionKey {
+    try! KeyEncryptionKey.from(variable: variable, environment: [variable: Data(repeating: fill, count: 32).base64EncodedString()])!
 }

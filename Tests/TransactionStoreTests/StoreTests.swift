@@ -53,7 +53,7 @@ struct StoreTests {
         _ = try await store.apply(.skip, to: .selfie, of: "t1", reason: "end of batch", at: t0.addingTimeInterval(3))
 
         // Read back through a new store instance: what is stored, not what is cached.
-        try await location.withStore(create: false) { reopened in
+        try await location.withStore(create: false, encryption: kind.encryption) { reopened in
         let report = try #require(try await reopened.report(id: "t1"))
         #expect(report.transaction.state.documents == [.governmentId: .processed, .selfie: .skipped])
         #expect(report.transaction.state.submissionStatus == .completed)
@@ -160,7 +160,7 @@ struct StoreTests {
             let lease = t0.addingTimeInterval(30)
             #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0) == .claimed)
             // Another process, on the same store.
-            try await location.withStore(create: false) { other in
+            try await location.withStore(create: false, encryption: kind.encryption) { other in
                 #expect(try await other.claimSubmission(documentId: "d1", owner: "b", until: lease, at: t0.addingTimeInterval(29)) == .held(until: lease))
                 #expect(try await other.claimSubmission(documentId: "d1", owner: "b", until: t0.addingTimeInterval(60), at: t0.addingTimeInterval(30))
                     == .claimed, "an expired claim is taken over")
@@ -218,7 +218,7 @@ struct StoreTests {
             let other = forged
             await #expect(throws: StoreError.verificationCodeMismatch("t1")) { _ = try await store.openTransaction(other) }
             // Another process, which has never seen t1, reads it from the store and refuses the same.
-            try await location.withStore(create: false) { fresh in
+            try await location.withStore(create: false, encryption: kind.encryption) { fresh in
                 await #expect(throws: StoreError.verificationCodeMismatch("t1")) { _ = try await fresh.openTransaction(other) }
                 let reopened = try await fresh.openTransaction(newTransaction("t1"))
                 #expect(reopened.verificationCode == "417203")
@@ -255,7 +255,7 @@ struct StoreTests {
         try await kind.withFreshStore { store, location in
             _ = try await store.openTransaction(newTransaction("t1"))
             _ = try await store.openTransaction(newTransaction("t2"))
-            try await location.withStore(create: false) { other in
+            try await location.withStore(create: false, encryption: kind.encryption) { other in
                 _ = try await other.collect(document("d1", "t1", .governmentId), at: t0)
                 _ = try await other.collect(document("d2", "t1", .selfie), at: t0)
                 _ = try await other.collect(document("d3", "t2", .governmentId), at: t0)
@@ -272,7 +272,7 @@ struct StoreTests {
             let (t2, _) = try await store.apply(.collect, to: .selfie, of: "t2", reason: "test", at: t0)
             #expect(t2.state.documents == [.governmentId: .collected, .selfie: .collected] && t2.state.submissionStatus == .process)
             #expect(try await store.transaction(id: "t2") == t2)
-            try await location.withStore(create: false) { other in
+            try await location.withStore(create: false, encryption: kind.encryption) { other in
                 _ = try await other.finishSubmission(documentId: "d2", type: .selfie, of: "t1", accepted: true, error: nil, at: t0)
             }
             // The remembered t1 has nothing left to skip; that is confirmed on a read, which finds it COMPLETED.
@@ -349,8 +349,8 @@ struct StoreTests {
     @Test("a store of a newer version is refused; a missing one is not created by readers", arguments: StoreKind.allCases)
     func newerAndMissing(_ kind: StoreKind) async throws {
         let location = try await kind.freshLocation()
-        await #expect(throws: StoreError.self) { try await location.withStore(create: false) { _ in } }
-        try await location.withStore(create: true) { _ in }
+        await #expect(throws: StoreError.self) { try await location.withStore(create: false, encryption: kind.encryption) { _ in } }
+        try await location.withStore(create: true, encryption: kind.encryption) { _ in }
         switch location {
         case .sqlite(let path):
             let queue = try DatabaseQueue(path: path)
@@ -361,7 +361,7 @@ struct StoreTests {
             }
         }
         await #expect(throws: StoreError.newerSchema(location.description.replacingOccurrences(of: "sqlite:", with: ""))) {
-            try await location.withStore(create: true) { _ in }
+            try await location.withStore(create: true, encryption: kind.encryption) { _ in }
         }
     }
 

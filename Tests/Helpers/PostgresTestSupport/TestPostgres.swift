@@ -63,3 +63,68 @@ public enum TestPostgres {
         return database.string!
     }
 }
+
+extension TestPostgres {
+    /// Runs statements on the database at `url` (a test's own).
+    public static func execute(_ url: String, _ statements: [String]) async throws {
+        guard let components = URLComponents(string: url), let host = components.host else { throw NotConfigured(description: "not a URL: \(url)") }
+        let logger = Logger(label: "test-postgres")
+        let configuration = PostgresConnection.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"],
+            database: String(components.path.dropFirst()), tls: .disable)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        do {
+            for statement in statements {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+
+    /// What `pg_dump` writes of the database at `url`: a backup's bytes, as anyone holding one would read them.
+    public static func dump(_ url: String) throws -> Data {
+        let folders = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        guard let version = folders.sorted(by: { $0.compare($1, options: .numeric) == .orderedAscending }).last else {
+            throw NotConfigured(description: "no PostgreSQL client under /usr/lib/postgresql: run scripts/test, which installs it")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/lib/postgresql/\(version)/bin/pg_dump")
+        process.arguments = ["--no-owner", "--dbname", url]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, !data.isEmpty else { throw NotConfigured(description: "pg_dump failed with status \(process.terminationStatus)") }
+        return data
+    }
+}
+
+extension TestPostgres {
+    /// The first column of the first row `sql` returns on the database at `url`, as text.
+    public static func text(_ url: String, _ sql: String) async throws -> String? {
+        guard let components = URLComponents(string: url), let host = components.host else { throw NotConfigured(description: "not a URL: \(url)") }
+        let logger = Logger(label: "test-postgres")
+        let configuration = PostgresConnection.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"],
+            database: String(components.path.dropFirst()), tls: .disable)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        var first: String?
+        do {
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String?.self) {
+                first = first ?? value
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+        return first
+    }
+}
