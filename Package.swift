@@ -179,7 +179,7 @@ let package = Package(
             name: "VerifyPipelineCLITests",
             dependencies: [
                 "verify-pipeline", "TransactionStore", "WorkQueues", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
-                "SeededRandom",
+                "SeededRandom", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
 

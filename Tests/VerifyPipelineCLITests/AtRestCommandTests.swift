@@ -1,0 +1,205 @@
+import Foundation
+import GRDB
+import PostgresTestSupport
+import Testing
+import VerifyModel
+import WorkQueues
+
+@testable import TransactionStore
+
+/// The bytes someone holding the store's file and WAL, or a dump of its database, would read.
+func storeBytes(_ store: String) throws -> Data {
+    switch try StoreLocation(parsing: store) {
+    case .sqlite(let path):
+        var data = try Data(contentsOf: URL(fileURLWithPath: path))
+        if let wal = try? Data(contentsOf: URL(fileURLWithPath: path + "-wal")) { data += wal }
+        return data
+    case .postgres(let location):
+        return try TestPostgres.dump(location.description)
+    }
+}
+
+enum SampleStore: String, CaseIterable, Sendable {
+    case sqlite, postgres
+
+    func fresh(_ folder: URL, _ name: String) async throws -> String {
+        switch self {
+        case .sqlite: "sqlite:" + folder.appendingPathComponent("\(name).sqlite").path
+        case .postgres: try await freshPostgresStore()
+        }
+    }
+}
+
+@Suite("Identity data at rest from the command line")
+struct AtRestCommandTests {
+    static let samples = CLIRunner.root.appendingPathComponent("Samples/batch").path
+    /// The identity values the issue names, and the raw MRZ and barcode text that hold them.
+    static let identityKeys = ["firstName", "middleName", "lastName", "fullName", "dateOfBirth", "documentNumber", "mrzData", "barcode",
+                               "addressStreet", "email", "phone"]
+
+    @Test("the sample batch with encryption on: no sample name, birth date, document number or verification code in the store's bytes; status and re-runs as before",
+          arguments: SampleStore.allCases)
+    func sampleBatchSealed(_ kind: SampleStore) async throws {
+        let folder = try temporaryFolder("at-rest-samples")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The control: the same batch into a store in clear, whose bytes must show every value looked for.
+        let clear = try await kind.fresh(folder, "clear")
+        let unsealed = try pipelineFile(folder, "store:\n  encryption: {enabled: false}\n")
+        let control = try await CLIRunner.run(["run", Self.samples, "--store", clear, "--pipeline", unsealed, "--omit-images"])
+        #expect(control.status == 1, "\(control.stderr)")
+        var values: Set<String> = []
+        for line in control.lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let document = object["document"] as? [String: String] ?? [:]
+            for key in Self.identityKeys { if let value = document[key] { values.insert(value) } }
+        }
+        values.formUnion(try await StoreLocation(parsing: clear).withStore(create: false) { store in
+            var codes: [String] = []
+            for summary in try await store.transactions(status: nil) {
+                if let code = try await store.transaction(id: summary.id)?.verificationCode { codes.append(code) }
+            }
+            return codes
+        })
+        // Raw MRZ and barcode text is kept as JSON, its line breaks and separators escaped: look for the runs between them.
+        values = Set(values.flatMap { $0.split(whereSeparator: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true }) }
+            .map(String.init).filter { $0.count >= 4 })
+        #expect(values.count >= 30, "\(values.count) values")
+        let clearBytes = try storeBytes(clear)
+        for value in values { #expect(clearBytes.range(of: Data(value.utf8)) != nil, "the control store lacks \(value.count) bytes of a value") }
+
+        let store = try await kind.fresh(folder, "sealed")
+        let first = try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"])
+        #expect(first.status == 1)
+        #expect(first.stderr.contains("15 documents (3 failed, 0 already submitted), 9 transactions (6 completed)"), "\(first.stderr)")
+        let sealedBytes = try storeBytes(store)
+        let found = values.filter { sealedBytes.range(of: Data($0.utf8)) != nil }
+        #expect(found.isEmpty, "\(found.count) of \(values.count) identity values are readable in the encrypted \(kind) store")
+
+        let list = try await CLIRunner.run(["status", "--store", store])
+        #expect(list.status == 0)
+        #expect(list.lines.count == 10 && list.lines.dropFirst().allSatisfy { $0.contains(" sealed ") }, "\(list.stdout)")
+        let one = try await CLIRunner.run(["status", "txn-batch-001", "--json", "--store", store])
+        #expect(one.status == 0 && one.stdout.contains(#""data":"sealed""#) && one.stdout.contains(#""documentSubmissionStatus":"COMPLETED""#),
+                "\(one.stdout)\(one.stderr)")
+        let again = try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"])
+        #expect(again.stderr.contains("15 documents (3 failed, 12 already submitted), 9 transactions (6 completed)"), "\(again.stderr)")
+    }
+
+    @Test("a wrong or missing key exits 2 with one line before anything is written; a sealed store refuses to open without it")
+    func wrongKey() async throws {
+        let folder = try temporaryFolder("at-rest-keys")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
+        #expect(try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"]).status == 1)
+        let before = try await Self.rows(store)
+        let wrong = Data(repeating: 7, count: 32).base64EncodedString()
+        for (environment, arguments, message) in [
+            (["VERIFY_PIPELINE_STORE_KEY": wrong], ["run", Self.samples], "the key in VERIFY_PIPELINE_STORE_KEY does not open"),
+            (["VERIFY_PIPELINE_STORE_KEY": ""], ["run", Self.samples], "VERIFY_PIPELINE_STORE_KEY is not set"),
+            (["VERIFY_PIPELINE_STORE_KEY": "c2hvcnQ="], ["run", Self.samples], "must hold a 256-bit key"),
+            (["VERIFY_PIPELINE_STORE_KEY": ""], ["status"], "is encrypted: set VERIFY_PIPELINE_STORE_KEY"),
+            (["VERIFY_PIPELINE_STORE_KEY": wrong], ["status", "txn-batch-001"], "does not open"),
+        ] {
+            let outcome = try await CLIRunner.run(arguments + ["--store", store, "--omit-images"].filter { arguments[0] == "run" || $0 != "--omit-images" },
+                                                  environment: environment)
+            #expect(outcome.status == 2, "\(arguments) \(outcome.stderr)")
+            #expect(outcome.stdout.isEmpty)
+            let lines = outcome.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].contains(message), "\(outcome.stderr)")
+            #expect(!outcome.stderr.contains(wrong))
+        }
+        #expect(try await Self.rows(store) == before)
+    }
+
+    /// Every row of every table, as read with the right key: what "nothing was written" compares.
+    static func rows(_ store: String) async throws -> [String] {
+        guard case .sqlite(let path) = try StoreLocation(parsing: store) else { return [] }
+        let queue = try GRDB.DatabaseQueue(path: path)
+        return try await queue.read { db in
+            try ["transactions", "documentStatuses", "documents", "transitions", "submissions", "protectStates", "storeKeys"].flatMap { table in
+                try GRDB.Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY rowid").map { "\(table) \($0)" }
+            }
+        }
+    }
+
+    @Test("store encrypt, rotate-key and purge from the command line")
+    func storeCommands() async throws {
+        let folder = try temporaryFolder("at-rest-commands")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
+        let unsealed = try pipelineFile(folder, "store:\n  encryption: {enabled: false}\n")
+        #expect(try await CLIRunner.run(["run", Self.samples, "--store", store, "--pipeline", unsealed, "--omit-images"]).status == 1)
+        #expect(try await CLIRunner.run(["status", "--store", store]).stdout.contains(" present "))
+        // The default pipeline requires encryption: a store in clear is not silently mixed.
+        let mixed = try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"])
+        #expect(mixed.status == 2 && mixed.stderr.contains("holds identity data in clear"), "\(mixed.stderr)")
+
+        let encrypt = try await CLIRunner.run(["store", "encrypt", "--store", store])
+        // 9 verification codes and the fields of the 12 documents collected (Protect is off: no payloads).
+        #expect(encrypt.status == 0 && encrypt.stderr.contains("sealed 21 values"), "\(encrypt.stderr)")
+        #expect(try await CLIRunner.run(["status", "--store", store]).stdout.contains(" sealed "))
+        #expect(try await CLIRunner.run(["store", "encrypt", "--store", store]).stderr.contains("encrypted already"))
+
+        let newKey = Data(repeating: 0x42, count: 32).base64EncodedString()
+        let rotate = try await CLIRunner.run(["store", "rotate-key", "--new-key-env", "NEW_TEST_KEY", "--store", store],
+                                             environment: ["NEW_TEST_KEY": newKey])
+        #expect(rotate.status == 0 && rotate.stderr.contains("the key in VERIFY_PIPELINE_STORE_KEY no longer opens it"), "\(rotate.stderr)")
+        #expect(try await CLIRunner.run(["status", "--store", store]).status == 2)
+        let reopened = try await CLIRunner.run(["status", "txn-batch-004", "--store", store, "--key-env", "NEW_TEST_KEY"],
+                                               environment: ["NEW_TEST_KEY": newKey])
+        #expect(reopened.status == 0 && reopened.stdout.contains("data     sealed"), "\(reopened.stderr)")
+
+        // Keep the data of the newest two transactions: the other completed ones are purged.
+        let retention = try pipelineFile(folder, "retention: {mode: count, keep: 2}\n")
+        let environment = ["VERIFY_PIPELINE_STORE_KEY": newKey]
+        let dry = try await CLIRunner.run(["store", "purge", "--pipeline", retention, "--dry-run", "--store", store], environment: environment)
+        #expect(dry.status == 0 && dry.stderr.contains("would purge the identity data of \(dry.lines.count) transactions"), "\(dry.stderr)")
+        #expect(dry.lines.count >= 3)
+        #expect(try await CLIRunner.run(["status", "--store", store], environment: environment).stdout.contains(" purged ") == false)
+        let purge = try await CLIRunner.run(["store", "purge", "--pipeline", retention, "--store", store], environment: environment)
+        #expect(purge.status == 0 && purge.lines == dry.lines, "\(purge.stderr)")
+        var completed = 0
+        for id in purge.lines {
+            let purged = try await CLIRunner.run(["status", id, "--store", store], environment: environment)
+            #expect(purged.stdout.contains("data     purged at ") && purged.stdout.contains("(identity data purged (retention count 2))"), "\(purged.stdout)")
+            if purged.stdout.contains("Transaction \(id)  COMPLETED") { completed += 1 }
+        }
+        #expect(completed >= 2)
+    }
+
+    @Test("rotate-key under a running worker: every document is processed once, and the old key no longer opens the store")
+    func rotateUnderWorker() async throws {
+        let store = try await freshPostgresStore()
+        let folder = try temporaryFolder("at-rest-rotate")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let batch = try fieldBatch(folder, transactions: (0..<150).map { "rot-\($0)" }, phone: false, selfie: true)
+        let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: REQUIRED, GOVERNMENT_ID: DISABLED, PHONE: DISABLED}\n")
+        let enqueue = try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline])
+        #expect(enqueue.status == 0 && enqueue.stderr.contains("300 documents queued"), "\(enqueue.stderr)")
+
+        let worker = try InteractiveProcess(["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"])
+        var printed = 0
+        while printed < 40, worker.nextLine() != nil { printed += 1 }
+        #expect(printed == 40)
+        let newKey = Data(repeating: 0x66, count: 32).base64EncodedString()
+        let rotate = try await CLIRunner.run(["store", "rotate-key", "--new-key-env", "ROTATED_KEY", "--store", store],
+                                             environment: ["ROTATED_KEY": newKey])
+        #expect(rotate.status == 0, "\(rotate.stderr)")
+        #expect(worker.waitForExit(timeout: 180))
+        #expect(worker.process.terminationStatus == 0, "\(worker.stderr)")
+
+        #expect(try await CLIRunner.run(["status", "--store", store]).status == 2)
+        let rotated = try KeyEncryptionKey.from(variable: "K", environment: ["K": newKey])
+        try await StoreLocation(parsing: store).withStore(create: false, encryption: .ifEncrypted(rotated)) { reader in
+            let transactions = try await reader.transactions(status: nil)
+            #expect(transactions.count == 150 && transactions.allSatisfy { $0.status == .completed && $0.data == .sealed })
+            var accepted = 0
+            for summary in transactions {
+                for document in try #require(try await reader.report(id: summary.id)).documents {
+                    if document.submission?.attempts == 1, document.submission?.outcome == .accepted { accepted += 1 }
+                }
+            }
+            #expect(accepted == 300)
+        }
+    }
+}
