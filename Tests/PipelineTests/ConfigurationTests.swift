@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransactionStore
 import VerifyModel
 
 @testable import Pipeline
@@ -89,10 +90,35 @@ struct ConfigurationTests {
         ("ingest:\n  directories: [/tmp]\n", "'ingest.directories' is not a known key"),
         ("stages:\n  submit: {queue: 99999999999999999999}\n", "'stages.submit.queue' must be a whole number from 1 to 100000"),
         ("submitter:\n  retry: {maxAttempts: -1}\n", "'submitter.retry.maxAttempts' must be a whole number from 1 to 100"),
+        ("store:\n  encryption: {keyEnv: 'c2VjcmV0IGtleQ=='}\n", "'store.encryption.keyEnv' must name an environment variable"),
+        ("store:\n  encryption: {key: abc}\n", "'store.encryption.key' is not a known key"),
+        ("store:\n  encryption: {enabled: maybe}\n", "'store.encryption.enabled' must be true or false"),
+        ("retention:\n  mode: forever\n", "'retention.mode' must be one of none, count, age, hybrid"),
+        ("retention:\n  keep: -5\n", "'retention.keep' must be a whole number from 0 to 100000000"),
+        ("retention:\n  maxAge: 20s\n", "'retention.maxAge' must be a duration from 1m to 3650d"),
+        ("retention:\n  maxAge: infd\n", "'retention.maxAge' must be a duration from 1m to 3650d"),
+        ("retention:\n  interval: 1s\n", "'retention.interval' must be a duration from 10s to 7d"),
     ])
     func refused(_ yaml: String, _ message: String) {
         let error = #expect(throws: ConfigurationError.self) { try PipelineConfiguration(yaml: yaml, name: "p.yaml") }
         #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("store encryption is on by default, keyed from VERIFY_PIPELINE_STORE_KEY; the retention section reads every mode")
+    func storeAndRetention() throws {
+        let defaults = PipelineConfiguration()
+        #expect(defaults.storeEncryption.enabled && defaults.storeEncryption.keyEnv == "VERIFY_PIPELINE_STORE_KEY")
+        #expect(defaults.retention.mode == .none)
+        let configuration = try PipelineConfiguration(yaml: """
+            store:
+              encryption: {enabled: true, keyEnv: BACKOFFICE_STORE_KEK}
+            retention: {mode: hybrid, keep: 5000, maxAge: 90d, interval: 10m}
+            """)
+        #expect(configuration.storeEncryption.keyEnv == "BACKOFFICE_STORE_KEK")
+        #expect(configuration.retention == Retention(mode: .hybrid, keep: 5000, maxAge: 90 * 86_400))
+        #expect(configuration.retention.label == "retention hybrid 5000, 90d")
+        #expect(configuration.retentionInterval == 600)
+        #expect(try PipelineConfiguration(yaml: "store:\n  encryption: {enabled: false}\n").storeEncryption.enabled == false)
     }
 
     @Test("the ingest section: allowed paths and the line limit")
