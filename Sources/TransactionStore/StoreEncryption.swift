@@ -69,7 +69,7 @@ public struct DataKey: @unchecked Sendable {   // SymmetricKey is immutable once
 }
 
 /// A column whose values are identity data: sealed in an encrypted store.
-enum SealedColumn: String, Sendable {
+public enum SealedColumn: String, Sendable {
     case documentFields = "documents.fields"
     case verificationCode = "transactions.verificationCode"
     case signals = "transactions.signals"
@@ -89,7 +89,7 @@ public enum StoreSealing: Sendable {
 
     public var isSealed: Bool { if case .sealed = self { true } else { false } }
 
-    func seal(_ text: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
+    public func seal(_ text: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
         guard case .sealed(let dataKey) = self else { return text }
         do {
             let box = try AES.GCM.seal(Data(text.utf8), using: dataKey.key, authenticating: Self.place(column, row))
@@ -100,7 +100,7 @@ public enum StoreSealing: Sendable {
     }
 
     /// The value as written: in a sealed store, every value must open under the data key at its own place.
-    func open(_ stored: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
+    public func open(_ stored: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
         guard case .sealed(let dataKey) = self else { return stored }
         let text = stored.dropFirst(Self.prefix.count)
         // Canonical base64 only: a changed padding bit must not decode to the same bytes.

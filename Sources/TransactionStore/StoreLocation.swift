@@ -51,15 +51,15 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Opens a PostgreSQL store for the duration of `body`, with its database, for the parts that keep their own
-    /// tables beside it (the work queue). Other stores are refused with `requirement`, which says why PostgreSQL is
+    /// Opens a PostgreSQL store for the duration of `body`, with its database and how it seals values, for the parts
+    /// that keep their own tables beside it (the work queue). Other stores are refused with `requirement`, which says why PostgreSQL is
     /// needed.
     public func withPostgres<T: Sendable>(create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
                                           logger: Logger = Logger(label: "verify-pipeline.store"), requirement: String,
-                                          _ body: @escaping @Sendable (any TransactionStore, StoreDatabase) async throws -> T) async throws -> T {
+                                          _ body: @escaping @Sendable (any TransactionStore, StoreDatabase, StoreSealing) async throws -> T) async throws -> T {
         guard case .postgres(let location) = self else { throw StoreError.cannotOpen(requirement) }
         return try await location.withPostgresStore(create: create, encryption: encryption, logger: logger) { store in
-            try await body(store, store.database)
+            try await body(store, store.database, store.sealing)
         }
     }
 

@@ -14,6 +14,8 @@ import TransactionStore
 /// worker that dies nor left to one worker for the whole batch.
 struct PostgresWorkQueue: WorkQueue {
     let database: StoreDatabase
+    /// The store's: a document's job and its result hold identity data, sealed like the store's own, bound to the item.
+    var sealing: StoreSealing = .clear
 
     var logger: Logger { database.logger }
 
@@ -110,8 +112,12 @@ struct PostgresWorkQueue: WorkQueue {
         try await database.transaction { connection in
             var counts: [String: Int] = [:]
             for item in items {
+                // The id first: the sealed job is bound to it.
+                let id = try await connection.query("SELECT nextval(pg_get_serial_sequence('work_items', 'id'))", logger: logger)
+                    .collect().first?.decode(Int64.self) ?? 0
+                let job = try sealing.seal(item.job, .workJob, row: "\(id)")
                 try await connection.query("""
-                    INSERT INTO work_items (batch_id, job, state, kind, group_key) VALUES (\(batch), \(item.job), 'QUEUED', 'document', \(item.group))
+                    INSERT INTO work_items (id, batch_id, job, state, kind, group_key) VALUES (\(id), \(batch), \(job), 'QUEUED', 'document', \(item.group))
                     """, logger: logger)
                 if let group = item.group { counts[group, default: 0] += 1 }
             }
@@ -125,12 +131,15 @@ struct PostgresWorkQueue: WorkQueue {
 
     /// Claims up to `limit` items that are queued, or whose lease has run out.
     func claim(owner: String, limit: Int, lease: Duration) async throws(StoreError) -> [WorkItem] {
-        try await database.withConnection { connection in
+        let sealing = sealing
+        return try await database.withConnection { connection in
             var items: [WorkItem] = []
             let statement = ClaimWorkItems(owner: owner, leaseSeconds: Self.seconds(lease), limit: limit)
             for try await (id, batch, kind, group, job) in try await connection.execute(statement, logger: logger) {
                 guard let kind = WorkItemKind(rawValue: kind) else { throw StoreError.database("work item \(id) has an unknown kind") }
-                items.append(WorkItem(id: id, batch: batch, kind: kind, group: group, job: job))
+                // A group's end holds only its folder's name, written by the database itself: never sealed.
+                let opened = kind == .document ? try sealing.open(job, .workJob, row: "\(id)") : job
+                items.append(WorkItem(id: id, batch: batch, kind: kind, group: group, job: opened))
             }
             return items.sorted { $0.id < $1.id }
         }
@@ -149,8 +158,9 @@ struct PostgresWorkQueue: WorkQueue {
     /// Marks an item done. The first completion of a group's last open document queues the group's end;
     /// completing an item that is already done changes nothing.
     func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError) {
+        let sealed = try sealing.seal(result, .workResult, row: "\(item)")
         try await database.withConnection { connection in
-            _ = try await connection.execute(CompleteWorkItem(item: item, transactionId: transactionId, result: result), logger: logger)
+            _ = try await connection.execute(CompleteWorkItem(item: item, transactionId: transactionId, result: sealed), logger: logger)
         }
     }
 

@@ -67,8 +67,8 @@ extension StoreLocation {
                                            logger: Logger = Logger(label: "verify-pipeline.store"),
                                            _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T) async throws -> T {
         let requirement = "the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)"
-        return try await withPostgres(create: create, encryption: encryption, logger: logger, requirement: requirement) { store, database in
-            let queue = PostgresWorkQueue(database: database)
+        return try await withPostgres(create: create, encryption: encryption, logger: logger, requirement: requirement) { store, database, sealing in
+            let queue = PostgresWorkQueue(database: database, sealing: sealing)
             do {
                 if create {
                     try await queue.migrate()

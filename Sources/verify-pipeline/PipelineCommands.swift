@@ -46,17 +46,20 @@ struct PipelineOptions: ParsableArguments {
 
     /// Reads the pipeline file; a problem is a configuration error (exit 2).
     func configuration() throws -> PipelineConfiguration {
-        var configuration = PipelineConfiguration()
-        if let pipeline {
-            do {
-                configuration = try PipelineConfiguration(contentsOf: URL(fileURLWithPath: pipeline))
-            } catch {
-                CommandOutput.fail(error.description)
-                throw ExitCode(2)
-            }
-        }
+        var configuration = try Self.load(pipeline)
         configuration.allowedPaths += allowedPaths
         return configuration
+    }
+
+    /// The pipeline file at `path`, or the built-in defaults; a file that cannot be used is exit 2 with its reason.
+    static func load(_ path: String?) throws -> PipelineConfiguration {
+        guard let path else { return PipelineConfiguration() }
+        do {
+            return try PipelineConfiguration(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            CommandOutput.fail(error.description)
+            throw ExitCode(2)
+        }
     }
 
     /// How the run opens the store: sealing what it writes unless the pipeline turns encryption off (an encrypted

@@ -34,16 +34,7 @@ extension VerifyPipeline.StoreCommand {
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
-            var configuration = PipelineConfiguration()
-            if let pipeline {
-                do {
-                    configuration = try PipelineConfiguration(contentsOf: URL(fileURLWithPath: pipeline))
-                } catch {
-                    CommandOutput.fail(error.description)
-                    throw ExitCode(2)
-                }
-            }
-            let retention = configuration.retention, dryRun = dryRun
+            let retention = try PipelineOptions.load(pipeline).retention, dryRun = dryRun
             guard retention.mode != .none else {
                 CommandOutput.fail("the pipeline's retention is none: nothing is purged (set retention.mode to count, age or hybrid)")
                 return

@@ -178,9 +178,14 @@ struct AtRestCommandTests {
         #expect(enqueue.status == 0 && enqueue.stderr.contains("300 documents queued"), "\(enqueue.stderr)")
 
         let worker = try InteractiveProcess(["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"])
-        var printed = 0
-        while printed < 40, worker.nextLine() != nil { printed += 1 }
+        var printed = 0, firstResult = ""
+        while printed < 40, let line = worker.nextLine() {
+            if printed == 0 { firstResult = line }
+            printed += 1
+        }
         #expect(printed == 40)
+        // What the queue keeps of a document (its job, its result) holds the email in clear: the result shows it.
+        #expect(firstResult.contains("@example.com"))
         let newKey = Data(repeating: 0x66, count: 32).base64EncodedString()
         let rotate = try await CLIRunner.run(["store", "rotate-key", "--new-key-env", "ROTATED_KEY", "--store", store],
                                              environment: ["ROTATED_KEY": newKey])
@@ -201,5 +206,9 @@ struct AtRestCommandTests {
             }
             #expect(accepted == 300)
         }
+        // Neither the store's rows nor the queue's jobs and results show an email in a dump of the database.
+        let dump = try TestPostgres.dump(store)
+        #expect(dump.range(of: Data("@example.com".utf8)) == nil)
+        #expect(dump.range(of: Data("rot-17".utf8)) != nil)
     }
 }

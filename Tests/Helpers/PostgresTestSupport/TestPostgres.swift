@@ -22,67 +22,70 @@ public enum TestPostgres {
     /// Runs statements as the administrator, on the `postgres` database (roles, databases).
     public static func administer(_ statements: [String]) async throws {
         let (_, url) = try server()
-        let logger = Logger(label: "test-postgres")
-        let configuration = PostgresConnection.Configuration(
-            host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "postgres",
-            password: url.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"], database: "postgres", tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-        do {
+        try await withConnection(url, database: "postgres") { connection, logger in
             for statement in statements {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
-        } catch {
-            try? await connection.close()
-            throw error
         }
-        try await connection.close()
     }
 
     /// Creates a new, empty database on the test server and returns its `postgres://` URL. A missing server
     /// is an error, not a skip: the README's test command starts one.
     public static func freshDatabase(prefix: String) async throws -> String {
-        guard let admin = ProcessInfo.processInfo.environment[variable], let url = URLComponents(string: admin),
-              url.scheme == "postgres", let host = url.host, let user = url.user else {
-            throw NotConfigured(description: "\(variable) is not set to a postgres:// URL: run scripts/test, which starts a PostgreSQL server")
-        }
+        let (_, url) = try server()
         let name = prefix + "_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await administer(["CREATE DATABASE \(name)"])
+        var database = url
+        database.path = "/\(name)"
+        return database.string!
+    }
+
+    /// Runs `body` on a new connection to `database` on `url`'s server, closed afterwards either way.
+    static func withConnection<T>(_ url: URLComponents, database: String,
+                                  _ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
         let logger = Logger(label: "test-postgres")
         let configuration = PostgresConnection.Configuration(
-            host: host, port: url.port ?? 5432, username: user,
-            password: url.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"], database: "postgres", tls: .disable)
+            host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "postgres",
+            password: url.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"], database: database, tls: .disable)
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        let result: T
         do {
-            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+            result = try await body(connection, logger)
         } catch {
             try? await connection.close()
             throw error
         }
         try await connection.close()
-        var database = url
-        database.path = "/\(name)"
-        return database.string!
+        return result
     }
 }
 
 extension TestPostgres {
     /// Runs statements on the database at `url` (a test's own).
     public static func execute(_ url: String, _ statements: [String]) async throws {
-        guard let components = URLComponents(string: url), let host = components.host else { throw NotConfigured(description: "not a URL: \(url)") }
-        let logger = Logger(label: "test-postgres")
-        let configuration = PostgresConnection.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-            password: components.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"],
-            database: String(components.path.dropFirst()), tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-        do {
+        let components = try parse(url)
+        try await withConnection(components, database: String(components.path.dropFirst())) { connection, logger in
             for statement in statements {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
-        } catch {
-            try? await connection.close()
-            throw error
         }
-        try await connection.close()
+    }
+
+    /// The first column of the first row `sql` returns on the database at `url`, as text.
+    public static func text(_ url: String, _ sql: String) async throws -> String? {
+        let components = try parse(url)
+        return try await withConnection(components, database: String(components.path.dropFirst())) { connection, logger in
+            var first: String?
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String?.self) {
+                first = first ?? value
+            }
+            return first
+        }
+    }
+
+    static func parse(_ url: String) throws -> URLComponents {
+        guard let components = URLComponents(string: url), components.host != nil else { throw NotConfigured(description: "not a postgres:// URL") }
+        return components
     }
 
     /// What `pg_dump` writes of the database at `url`: a backup's bytes, as anyone holding one would read them.
@@ -102,29 +105,5 @@ extension TestPostgres {
         process.waitUntilExit()
         guard process.terminationStatus == 0, !data.isEmpty else { throw NotConfigured(description: "pg_dump failed with status \(process.terminationStatus)") }
         return data
-    }
-}
-
-extension TestPostgres {
-    /// The first column of the first row `sql` returns on the database at `url`, as text.
-    public static func text(_ url: String, _ sql: String) async throws -> String? {
-        guard let components = URLComponents(string: url), let host = components.host else { throw NotConfigured(description: "not a URL: \(url)") }
-        let logger = Logger(label: "test-postgres")
-        let configuration = PostgresConnection.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-            password: components.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"],
-            database: String(components.path.dropFirst()), tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-        var first: String?
-        do {
-            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String?.self) {
-                first = first ?? value
-            }
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-        try await connection.close()
-        return first
     }
 }
