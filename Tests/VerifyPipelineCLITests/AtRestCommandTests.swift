@@ -167,6 +167,42 @@ struct AtRestCommandTests {
         #expect(completed >= 2)
     }
 
+    @Test("run applies the retention policy when it ends; a worker applies it every interval while it runs")
+    func retentionInRunAndWorker() async throws {
+        let folder = try temporaryFolder("at-rest-retention")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
+        let keepOne = try pipelineFile(folder, "retention: {mode: count, keep: 1}\n")
+        let run = try await CLIRunner.run(["run", Self.samples, "--store", store, "--pipeline", keepOne, "--omit-images"])
+        #expect(run.status == 1)
+        let line = try #require(run.stderr.split(separator: "\n").first { $0.contains("purged the identity data of") }, "\(run.stderr)")
+        #expect(line.hasSuffix("under retention count 1"))
+        let list = try await CLIRunner.run(["status", "--store", store])
+        // Every finished transaction but the newest: the 6 COMPLETED and the expired one, less one.
+        #expect(list.lines.filter { $0.contains(" purged ") }.count >= 5, "\(list.stdout)")
+
+        let postgres = try await freshPostgresStore()
+        let batch = try fieldBatch(folder, transactions: (0..<6).map { "keep-\($0)" }, phone: false)
+        let policy = "policy:\n  documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}\n"
+        let plain = try pipelineFile(folder, policy)
+        #expect(try await CLIRunner.run(["enqueue", batch.path, "--store", postgres, "--pipeline", plain]).status == 0)
+        #expect(try await CLIRunner.run(["worker", "--exit-when-empty", "--store", postgres, "--pipeline", plain]).status == 0)
+        // A worker that keeps running purges on its interval, without waiting for its end.
+        let periodic = try pipelineFile(folder, policy + "retention: {mode: count, keep: 2, interval: 10s}\n")
+        let worker = try InteractiveProcess(["worker", "--store", postgres, "--pipeline", periodic])
+        defer { kill(worker.process.processIdentifier, SIGKILL) }
+        let deadline = Date().addingTimeInterval(40)
+        var purged = 0
+        while Date() < deadline, purged < 4 {
+            try await Task.sleep(for: .seconds(1))
+            purged = try await CLIRunner.run(["status", "--store", postgres]).lines.filter { $0.contains(" purged ") }.count
+        }
+        #expect(purged == 4, "the running worker purged \(purged) of the 4 oldest transactions")
+        #expect(worker.process.isRunning)
+        kill(worker.process.processIdentifier, SIGTERM)
+        #expect(worker.waitForExit(timeout: 20))
+    }
+
     @Test("rotate-key under a running worker: every document is processed once, and the old key no longer opens the store")
     func rotateUnderWorker() async throws {
         let store = try await freshPostgresStore()
