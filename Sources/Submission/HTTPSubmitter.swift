@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import Metrics
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -82,7 +83,9 @@ public struct HTTPSubmitter: DocumentSubmitter {
 
         var reason = ""
         for attempt in 1...configuration.maxAttempts {
-            switch try await send(http) {
+            let outcome = try await send(http)
+            Self.count(outcome, retry: attempt > 1)
+            switch outcome {
             case .accepted:
                 return .accepted(attempts: attempt)
             case .reject(let why):
@@ -103,6 +106,17 @@ public struct HTTPSubmitter: DocumentSubmitter {
         }
         return .failed(DocumentSubmissionError(.submissionError, "gave up after \(configuration.maxAttempts) attempts: \(reason)"),
                        attempts: configuration.maxAttempts)
+    }
+
+    /// `verify_submission_attempts_total{class, retry}`: each attempt by how it ended (accepted, rejected, retryable)
+    /// and whether it was a retry.
+    static func count(_ outcome: Outcome, retry: Bool) {
+        let kind = switch outcome {
+        case .accepted: "accepted"
+        case .reject: "rejected"
+        case .retry: "retryable"
+        }
+        Counter(label: "verify_submission_attempts_total", dimensions: [("class", kind), ("retry", retry ? "true" : "false")]).increment()
     }
 
     /// At most this much of any response body is read: the status is the answer, and a body could be endless.

@@ -165,6 +165,13 @@ public final class PostgresTransactionStore: TransactionStore {
                 """,
                 "ALTER TABLE transactions ADD COLUMN purged_at timestamptz",
             ]),
+            // The operator's view pages through transactions by their last change, counts them by status and counts
+            // recent collections, each from an index however large the store.
+            ("v9-operator-view-indexes", [
+                "CREATE INDEX transactions_by_update ON transactions(updated_at, id)",
+                "CREATE INDEX transactions_by_status ON transactions(submission_status)",
+                "CREATE INDEX transitions_by_time ON transitions(at)",
+            ]),
     ]
 
     /// The work queue's migrations, recorded in this ledger until they moved to the queue's own.
@@ -310,6 +317,51 @@ public final class PostgresTransactionStore: TransactionStore {
             try await connection.query("""
                 SELECT count(*) FROM transactions WHERE id = ANY(\(ids)) AND submission_status = \(status.rawValue)
                 """, logger: self.logger).collect().first?.decode(Int.self) ?? 0
+        }
+    }
+
+    public func transactions(status: DocumentSubmissionStatus?, search: String?, limit: Int,
+                             after cursor: TransactionCursor?) async throws(StoreError) -> TransactionPage {
+        let sealing = sealing
+        return try await withConnection { connection in
+            var rows: [(String, String, Date, Date, Date?)] = []
+            // NULL parameters switch their condition off: one statement for every combination.
+            for try await row in try await connection.query("""
+                SELECT id, submission_status, updated_at, expires_at, purged_at FROM transactions
+                WHERE (\(status?.rawValue)::text IS NULL OR submission_status = \(status?.rawValue))
+                AND (\(search)::text IS NULL OR strpos(id, \(search)) > 0)
+                AND (\(cursor?.updatedAt)::timestamptz IS NULL OR (updated_at, id) < (\(cursor?.updatedAt), \(cursor?.id)))
+                ORDER BY updated_at DESC, id DESC LIMIT \(limit + 1)
+                """, logger: self.logger).decode((String, String, Date, Date, Date?).self) {
+                rows.append(row)
+            }
+            let page = Array(rows.prefix(limit))
+            var statuses: [String: [DocumentType: DocumentStatus]] = [:]
+            for try await (transactionId, type, status) in try await connection.query("""
+                SELECT transaction_id, document_type, status FROM document_statuses WHERE transaction_id = ANY(\(page.map(\.0)))
+                """, logger: self.logger).decode((String, String, String).self) {
+                statuses[transactionId, default: [:]][try EnumColumn.decode(type) as DocumentType] = try EnumColumn.decode(status)
+            }
+            let summaries = try page.map { id, status, updated, expires, purged in
+                TransactionSummary(id: id, status: try EnumColumn.decode(status), documents: statuses[id] ?? [:],
+                                   updatedAt: updated, expiresAt: expires, data: DataState(purgedAt: purged, sealing))
+            }
+            let next = rows.count > limit ? page.last.map { TransactionCursor(updatedAt: $0.2, id: $0.0) } : nil
+            return TransactionPage(transactions: summaries, next: next)
+        }
+    }
+
+    public func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {
+        try await withConnection { connection in
+            var counts: [DocumentSubmissionStatus: Int] = [:]
+            for try await (status, count) in try await connection.query(
+                "SELECT submission_status, count(*)::bigint FROM transactions GROUP BY submission_status", logger: self.logger).decode((String, Int).self) {
+                counts[try EnumColumn.decode(status)] = count
+            }
+            let collected = try await connection.query("""
+                SELECT count(*)::bigint FROM transitions WHERE at >= \(since) AND to_status = 'COLLECTED' AND document_type IS NOT NULL
+                """, logger: self.logger).collect().first?.decode(Int.self) ?? 0
+            return StoreOverview(transactions: counts, collected: collected)
         }
     }
 

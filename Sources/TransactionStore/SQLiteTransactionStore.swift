@@ -175,6 +175,13 @@ public final class SQLiteTransactionStore: TransactionStore {
                 );
                 ALTER TABLE transactions ADD COLUMN purgedAt DATETIME;
                 """),
+        // The operator's view pages through transactions by their last change, counts them by status and counts
+        // recent collections, each from an index however large the store.
+        ("v7-operator-view-indexes", """
+                CREATE INDEX transactionsByUpdate ON transactions(updatedAt, id);
+                CREATE INDEX transactionsByStatus ON transactions(submissionStatus);
+                CREATE INDEX transitionsByTime ON transitions(at);
+                """),
     ]
 
     /// GRDB's migrator reads which migrations are applied before each one's (immediate) transaction, so two processes
@@ -420,6 +427,45 @@ public final class SQLiteTransactionStore: TransactionStore {
                     documents: Dictionary(uniqueKeysWithValues: (grouped[row.id] ?? []).map { ($0.documentType, $0.status) }),
                     updatedAt: row.updatedAt, expiresAt: row.expiresAt, data: DataState(purgedAt: row.purgedAt, sealing))
             }
+        }
+    }
+
+    public func transactions(status: DocumentSubmissionStatus?, search: String?, limit: Int,
+                             after cursor: TransactionCursor?) async throws(StoreError) -> TransactionPage {
+        let sealing = sealing
+        return try await read { db in
+            var conditions: [SQL] = []
+            if let status { conditions.append("submissionStatus = \(status)") }
+            if let search, !search.isEmpty { conditions.append("instr(id, \(search)) > 0") }
+            if let cursor { conditions.append("(updatedAt < \(cursor.updatedAt) OR (updatedAt = \(cursor.updatedAt) AND id < \(cursor.id)))") }
+            let filter: SQL = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            let rows = try SQLRequest<TransactionRow>(literal: """
+                SELECT * FROM transactions \(filter) ORDER BY updatedAt DESC, id DESC LIMIT \(limit + 1)
+                """).fetchAll(db)
+            let page = Array(rows.prefix(limit))
+            let statuses = try StatusRow.filter(page.map(\.id).contains(Column("transactionId"))).fetchAll(db)
+            let grouped = Dictionary(grouping: statuses, by: \.transactionId)
+            let summaries = page.map { row in
+                TransactionSummary(
+                    id: row.id, status: row.submissionStatus,
+                    documents: Dictionary(uniqueKeysWithValues: (grouped[row.id] ?? []).map { ($0.documentType, $0.status) }),
+                    updatedAt: row.updatedAt, expiresAt: row.expiresAt, data: DataState(purgedAt: row.purgedAt, sealing))
+            }
+            let next = rows.count > limit ? page.last.map { TransactionCursor(updatedAt: $0.updatedAt, id: $0.id) } : nil
+            return TransactionPage(transactions: summaries, next: next)
+        }
+    }
+
+    public func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {
+        try await read { db in
+            var counts: [DocumentSubmissionStatus: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT submissionStatus, count(*) FROM transactions GROUP BY submissionStatus") {
+                if let status = DocumentSubmissionStatus(rawValue: row[0]) { counts[status] = row[1] }
+            }
+            let collected = try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM transitions WHERE at >= ? AND toStatus = 'COLLECTED' AND documentType IS NOT NULL
+                """, arguments: [since]) ?? 0
+            return StoreOverview(transactions: counts, collected: collected)
         }
     }
 

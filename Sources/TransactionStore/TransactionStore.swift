@@ -235,6 +235,14 @@ public protocol TransactionStore: Sendable {
     /// How many of `ids` are at `status`, in one read however many there are (a run's closing summary).
     func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int
 
+    /// A page of the transaction list, the most recently changed first (then by id, descending): at most `limit`,
+    /// after `cursor` when given, in `status` when given, with `search` in their id when given. Reads one page's
+    /// rows, however many transactions there are.
+    func transactions(status: DocumentSubmissionStatus?, search: String?, limit: Int,
+                      after cursor: TransactionCursor?) async throws(StoreError) -> TransactionPage
+    /// The counts the operator's view shows: transactions by status, and documents collected since `since`.
+    func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview
+
     // MARK: Identity data at rest
 
     /// Whether the values holding identity data are sealed.
@@ -250,6 +258,44 @@ public protocol TransactionStore: Sendable {
     /// Wraps the data key under `key` instead of the key the store was opened with, without rewriting any value:
     /// processes that hold the data key go on; the old key no longer opens the store.
     func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError)
+}
+
+/// Where a page of the transaction list ends: its last transaction's update time and id.
+public struct TransactionCursor: Sendable, Equatable {
+    public var updatedAt: Date
+    public var id: String
+
+    public init(updatedAt: Date, id: String) {
+        self.updatedAt = updatedAt
+        self.id = id
+    }
+
+    /// As an API passes it (`after=`): milliseconds since 1970 and the id, base64url.
+    public var text: String {
+        Data("\(Int64((updatedAt.timeIntervalSince1970 * 1000).rounded()))|\(id)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    public init?(text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard text.count <= 512, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
+              let bar = decoded.firstIndex(of: "|"), let milliseconds = Int64(decoded[..<bar]) else { return nil }
+        self.init(updatedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), id: String(decoded[decoded.index(after: bar)...]))
+    }
+}
+
+/// One page of the transaction list, and where the next one starts (nil: this is the last).
+public struct TransactionPage: Sendable, Equatable {
+    public var transactions: [TransactionSummary]
+    public var next: TransactionCursor?
+}
+
+/// What the operator's view counts in the store.
+public struct StoreOverview: Sendable, Equatable {
+    public var transactions: [DocumentSubmissionStatus: Int]
+    /// Documents collected since the time asked for.
+    public var collected: Int
 }
 
 /// How long identity data stays (the pipeline's `retention`), with the modes of PingOne's push storage.

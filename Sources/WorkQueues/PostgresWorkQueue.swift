@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import PostgresNIO
 import TransactionStore
 
@@ -135,12 +136,15 @@ struct PostgresWorkQueue: WorkQueue {
         return try await database.withConnection { connection in
             var items: [WorkItem] = []
             let statement = ClaimWorkItems(owner: owner, leaseSeconds: Self.seconds(lease), limit: limit)
-            for try await (id, batch, kind, group, job) in try await connection.execute(statement, logger: logger) {
+            var expired = 0
+            for try await (id, batch, kind, group, job, takenOver) in try await connection.execute(statement, logger: logger) {
+                if takenOver { expired += 1 }
                 guard let kind = WorkItemKind(rawValue: kind) else { throw StoreError.database("work item \(id) has an unknown kind") }
                 // A group's end holds only its folder's name, written by the database itself: never sealed.
                 let opened = kind == .document ? try sealing.open(job, .workJob, row: "\(id)") : job
                 items.append(WorkItem(id: id, batch: batch, kind: kind, group: group, job: opened))
             }
+            if expired > 0 { Counter(label: "verify_work_lease_expiries_total").increment(by: expired) }
             return items.sorted { $0.id < $1.id }
         }
     }
@@ -244,17 +248,20 @@ struct PostgresWorkQueue: WorkQueue {
 }
 
 struct ClaimWorkItems: PostgresPreparedStatement {
+    /// The last column says whether the item was taken over from a holder whose lease ran out.
     static let sql = """
-        UPDATE work_items SET state = 'CLAIMED', lease_owner = $1, lease_expires_at = now() + $2 * interval '1 second',
-            claims = claims + 1
-        WHERE id IN (
-            SELECT id FROM work_items
+        WITH picked AS (
+            SELECT id, state = 'CLAIMED' AS expired FROM work_items
             WHERE state = 'QUEUED' OR (state = 'CLAIMED' AND lease_expires_at < now())
-            ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING id, batch_id, kind, group_key, job
+            ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
+        )
+        UPDATE work_items w SET state = 'CLAIMED', lease_owner = $1, lease_expires_at = now() + $2 * interval '1 second',
+            claims = w.claims + 1
+        FROM picked WHERE w.id = picked.id
+        RETURNING w.id, w.batch_id, w.kind, w.group_key, w.job, picked.expired
         """
     static let bindingDataTypes: [PostgresDataType] = [.text, .float8, .int8]
-    typealias Row = (Int64, Int64, String, String?, String)
+    typealias Row = (Int64, Int64, String, String?, String, Bool)
 
     var owner: String
     var leaseSeconds: Double

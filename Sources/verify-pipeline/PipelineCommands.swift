@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import Logging
+import OperatorView
 import Pipeline
 import Protect
 import ServiceLifecycle
@@ -28,6 +29,12 @@ struct PipelineOptions: ParsableArguments {
                                valueName: "seconds"))
     var shutdownGrace: Double = 10
 
+    @Option(name: .customLong("metrics-bind"), help: ArgumentHelp(
+        "Serve /metrics, /healthz and /readyz on HOST:PORT while the command runs (Prometheus text).", valueName: "host:port"))
+    var metricsBind: String?
+
+    @OptionGroup var listen: ListenOptions
+
     @Option(name: .customLong("allow-path"),
             help: ArgumentHelp("A directory whose image files stream lines may name (frontImagePath, backImagePath, selfiePath); repeat for more. Adds to ingest.allowedPaths.",
                                valueName: "dir"))
@@ -37,6 +44,8 @@ struct PipelineOptions: ParsableArguments {
         guard shutdownGrace >= 0, shutdownGrace <= 3600 else {
             throw ValidationError("--shutdown-grace must be from 0 to 3600 seconds")
         }
+        if let metricsBind { _ = try listen.address(metricsBind, option: "--metrics-bind") }
+        _ = try listen.token()
         for path in allowedPaths where !FileManager.default.isReadableDirectory(path) {
             throw ValidationError("--allow-path \(path) is not a directory")
         }
@@ -76,6 +85,20 @@ struct PipelineOptions: ParsableArguments {
             throw ExitCode(2)
         }
         return .required(key)
+    }
+
+    /// The metrics endpoint beside the run, when `--metrics-bind` asks for one.
+    func metricsServer(_ store: any TransactionStore, logger: Logger) throws -> [any Service] {
+        guard let metricsBind else { return [] }
+        let address = try listen.address(metricsBind, option: "--metrics-bind")
+        do {
+            return [try OperatorServer.make(.metrics, store: store, bind: address, token: try listen.token(), logger: logger) { port in
+                ListenOptions.announce("metrics", address, port: port)
+            }]
+        } catch let error as OperatorViewError {
+            CommandOutput.fail(error.description)
+            throw ExitCode(2)
+        }
     }
 
     /// Applies the pipeline's retention policy (at the end of a run, and periodically in a worker); a failure is
@@ -152,7 +175,8 @@ struct PipelineOptions: ParsableArguments {
                 let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
                                             omitImages: omitImages, riskEvaluator: riskEvaluator)
                 let summary = try await PipelineOptions.serve(runner, input: input, output: output, showProgress: showProgress,
-                                                              shutdownGrace: shutdownGrace, logger: logger)
+                                                              shutdownGrace: shutdownGrace, logger: logger,
+                                                              alongside: try metricsServer(store, logger: logger))
                 await PipelineOptions.applyRetention(configuration.retention, to: store, logger: logger)
                 return summary
             }

@@ -87,7 +87,8 @@ extension VerifyPipeline {
                         RetentionService(retention: configuration.retention, interval: configuration.retentionInterval, store: store, logger: logger),
                     ]
                     let summary = try await PipelineOptions.serve(runner, input: .queue(input), output: output, showProgress: false,
-                                                                  shutdownGrace: shutdownGrace, logger: logger, alongside: retention)
+                                                                  shutdownGrace: shutdownGrace, logger: logger,
+                                                                  alongside: retention + (try options.metricsServer(store, logger: logger)))
                     await PipelineOptions.applyRetention(configuration.retention, to: store, logger: logger)
                     return summary
                 }

@@ -2,13 +2,16 @@ import ArgumentParser
 import Foundation
 import ImageDecoding
 import Logging
+import Metrics
+import OperatorView
+import Prometheus
 
 @main
 struct VerifyPipeline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-pipeline",
         abstract: "Turns document images into PingOne-Verify-style document submissions.",
-        subcommands: [Run.self, Stream.self, Status.self, Scan.self, Enqueue.self, Worker.self, StoreCommand.self]
+        subcommands: [Run.self, Stream.self, Status.self, Scan.self, Enqueue.self, Worker.self, StoreCommand.self, Serve.self]
     )
 
     /// SPEC §6: usage and configuration errors exit 2 with a one-line reason (ArgumentParser's default is 64).
@@ -20,6 +23,8 @@ struct VerifyPipeline: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         // The one place logging is set up: libraries only take the Logger they are given.
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        // Likewise metrics: the pipeline's counters, timers and gauges go to the registry /metrics writes out.
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: OperatorMetrics.registry))
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

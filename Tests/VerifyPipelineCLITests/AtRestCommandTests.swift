@@ -220,7 +220,7 @@ struct AtRestCommandTests {
             printed += 1
         }
         #expect(printed == 40)
-        // What the queue keeps of a document (its job, its result) holds the email in clear: the result shows it.
+        // The email is in what the worker prints; the store's fields and the queue's job for the document carry it too.
         #expect(firstResult.contains("@example.com"))
         let newKey = Data(repeating: 0x66, count: 32).base64EncodedString()
         let rotate = try await CLIRunner.run(["store", "rotate-key", "--new-key-env", "ROTATED_KEY", "--store", store],

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import Protect
 import TransactionStore
 import WorkQueues
@@ -32,6 +33,7 @@ struct Reporter: Sendable {
             }
             while let outcome = await queue.receive() {
                 summary.documents += 1
+                Self.count(outcome)
                 if let failure = outcome.failure {
                     summary.failed += 1
                     if failure.code == .document(.documentCaptureError), let id = outcome.transactionId {
@@ -51,6 +53,14 @@ struct Reporter: Sendable {
             folderEnded.finish()
         }
         return summary
+    }
+
+    /// `verify_documents_total{type, outcome}`: processed, already_submitted, skipped or failed (its code's name is
+    /// not a label: labels stay few).
+    static func count(_ outcome: DocumentOutcome) {
+        let kind = outcome.failure != nil ? "failed" : outcome.alreadySubmitted ? "already_submitted" : outcome.skipped ? "skipped" : "processed"
+        let type = outcome.response?.documentType.rawValue ?? outcome.input.type?.rawValue ?? "unknown"
+        Counter(label: "verify_documents_total", dimensions: [("type", type), ("outcome", kind)]).increment()
     }
 
     /// Marks a queue item done (the queue notes when it was the last of its group).

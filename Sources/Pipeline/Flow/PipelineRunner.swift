@@ -3,6 +3,7 @@ import BarcodeScanning
 import Foundation
 import ImageDecoding
 import Logging
+import Metrics
 import Protect
 import Submission
 import TransactionStore
@@ -214,7 +215,7 @@ public struct PipelineRunner: Sendable {
         }
 
         private func decodeStage() async {
-            await PipelineRunner.stage(workers: configuration.decode.workers, from: toDecode) { { item in
+            await PipelineRunner.stage("decode", workers: configuration.decode.workers, from: toDecode) { { item in
                 try await PipelineRunner.pass(item, through: { job throws(StageStop) in
                     do throws(DocumentFailure) { return try decode(job) } catch { throw .failed(error) }
                 }, to: toScan, report: toReport)
@@ -223,7 +224,7 @@ public struct PipelineRunner: Sendable {
         }
 
         private func scanStage() async {
-            await PipelineRunner.stage(workers: configuration.scan.workers, from: toScan) {
+            await PipelineRunner.stage("scan", workers: configuration.scan.workers, from: toScan) {
                 let scanner = BarcodeScanner(configuration: self.scanner)
                 return { item in
                     try await PipelineRunner.pass(item, through: { document throws(StageStop) in
@@ -235,7 +236,7 @@ public struct PipelineRunner: Sendable {
         }
 
         private func parseStage() async {
-            await PipelineRunner.stage(workers: 1, from: toParse) { { item in
+            await PipelineRunner.stage("parse", workers: 1, from: toParse) { { item in
                 try await PipelineRunner.pass(item, through: { document throws(StageStop) in
                     do throws(DocumentFailure) { return try parse(document) } catch { throw .failed(error) }
                 }, to: toTrack, report: toReport)
@@ -244,7 +245,7 @@ public struct PipelineRunner: Sendable {
         }
 
         private func trackStage() async {
-            await PipelineRunner.stage(workers: configuration.track.workers, from: toTrack) { { item in
+            await PipelineRunner.stage("track", workers: configuration.track.workers, from: toTrack) { { item in
                 let tracked: TrackedDocument
                 do throws(DocumentFailure) {
                     tracked = try await track(item.value, input: item.input)
@@ -261,7 +262,7 @@ public struct PipelineRunner: Sendable {
         }
 
         private func submitStage() async {
-            await PipelineRunner.stage(workers: configuration.submit.workers, from: toSubmit) { { item in
+            await PipelineRunner.stage("submit", workers: configuration.submit.workers, from: toSubmit) { { item in
                 do {
                     try await toReport.send(try await submit(item.value, input: item.input))
                 } catch StageStop.failed(let failure) {
@@ -285,13 +286,22 @@ public struct PipelineRunner: Sendable {
     /// Runs `workers` copies of a stage; `makeWork` is called once per worker, inside its task, so that a worker
     /// can own state that must not be shared (a ZBar scanner). A worker ends when its input queue is drained or
     /// when the run is cancelled.
-    static func stage<In: StageValue>(workers: Int, from input: StageQueue<InFlight<In>>,
+    /// Each document's time in the stage and the depth of the queue before it are metrics, labelled by `name`.
+    static func stage<In: StageValue>(_ name: String, workers: Int, from input: StageQueue<InFlight<In>>,
                                       makeWork: @escaping @Sendable () -> (InFlight<In>) async throws -> Void) async {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<max(workers, 1) {
                 group.addTask {
                     let work = makeWork()
+                    let duration = Metrics.Timer(label: "verify_stage_duration_seconds", dimensions: [("stage", name)])
+                    let depth = Gauge(label: "verify_queue_depth", dimensions: [("stage", name)])
                     while let item = await input.receive() {
+                        depth.record(input.depth)
+                        let start = ContinuousClock.now
+                        defer {
+                            let elapsed = start.duration(to: .now).components
+                            duration.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+                        }
                         do {
                             try await work(item)
                         } catch {

@@ -66,6 +66,9 @@ final class StageQueue<Element: Sendable>: Sendable {
         self.limits = limits
     }
 
+    /// Documents waiting in the queue, or to enter it: its depth, for the metrics.
+    var depth: Int { state.withLock { $0.buffer.count + $0.senders.count } }
+
     /// Waits while the queue is full. Sending after `finish()` is a programming error.
     func send(_ element: Element, weight: Int = 0) async throws(CancellationError) {
         let id = state.withLock { state in

@@ -1,0 +1,103 @@
+/// The view's only stylesheet and script, embedded: the pages work without any network but this server's, and the
+/// Content-Security-Policy allows nothing else.
+enum Assets {
+    static let css = """
+        :root { --ink: #1d2433; --muted: #5b6475; --line: #dde1e8; --paper: #f7f8fa; --accent: #2156c9; }
+        * { box-sizing: border-box; }
+        body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: var(--paper); }
+        header { display: flex; gap: 12px; align-items: baseline; padding: 14px 24px; background: #fff; border-bottom: 1px solid var(--line); }
+        header .brand { font-weight: 700; color: var(--ink); text-decoration: none; font-size: 16px; }
+        header .tag { color: var(--muted); }
+        main { padding: 20px 24px; max-width: 1200px; }
+        .counts { display: flex; flex-wrap: wrap; gap: 12px; margin-bottom: 18px; }
+        .count { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; min-width: 140px; }
+        .count .label { display: block; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+        .count .value { font-size: 24px; font-weight: 600; }
+        .filters { display: flex; gap: 14px; align-items: end; margin-bottom: 12px; }
+        .filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); gap: 4px; }
+        input, select, button { font: inherit; padding: 5px 8px; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
+        button { background: var(--accent); color: #fff; border-color: var(--accent); cursor: pointer; }
+        table { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
+        th, td { text-align: left; padding: 7px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
+        th { font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
+        a { color: var(--accent); }
+        .status, .doc { display: inline-block; padding: 1px 7px; border-radius: 10px; font-size: 12px; background: #eef0f4; margin: 1px 0; }
+        .status-COMPLETED, .doc-PROCESSED { background: #dcf3e3; color: #14612e; }
+        .status-PROCESS, .doc-COLLECTED { background: #fff1cc; color: #7a5400; }
+        .status-STARTED { background: #e3ecff; color: #1d3f8f; }
+        .status-NOT_STARTED, .doc-REQUIRED { background: #f1f1f1; color: #444; }
+        .doc-SKIPPED { background: #f5f0ff; color: #5a3d99; }
+        h1 { font-size: 20px; } h1 .id { font-family: ui-monospace, monospace; }
+        dl.times { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; }
+        dt { color: var(--muted); }
+        .keys { color: var(--muted); font-size: 12px; }
+        .timeline { list-style: none; padding-left: 0; border-left: 2px solid var(--line); margin-left: 8px; }
+        .timeline li { position: relative; padding: 4px 0 8px 18px; }
+        .timeline li::before { content: ""; position: absolute; left: -7px; top: 9px; width: 12px; height: 12px; border-radius: 50%; background: #fff; border: 2px solid var(--accent); }
+        .timeline li.transaction::before { background: var(--accent); }
+        .timeline time { font-family: ui-monospace, monospace; color: var(--muted); font-size: 12px; margin-right: 6px; }
+        .reason { color: var(--muted); }
+        .empty { color: var(--muted); }
+        """
+
+    /// Keeps the dashboard's counts and first page current by short polling; builds rows with DOM calls and
+    /// textContent only, so no text from the store is ever parsed as HTML.
+    static let js = """
+        "use strict";
+        (function () {
+          const rows = document.getElementById("rows");
+          if (!rows) return;
+          const params = new URLSearchParams(location.search);
+          if (params.has("after")) return; // an older page stays as it was served
+          const list = new URLSearchParams({ limit: "25" });
+          if (params.get("state")) list.set("state", params.get("state"));
+          if (params.get("search")) list.set("search", params.get("search"));
+          function cell(row, text, className) {
+            const td = document.createElement("td");
+            if (className) { const span = document.createElement("span"); span.className = className; span.textContent = text; td.appendChild(span); }
+            else td.textContent = text;
+            row.appendChild(td);
+            return td;
+          }
+          async function refresh() {
+            try {
+              const overview = await (await fetch("/api/overview", { cache: "no-store" })).json();
+              let total = 0;
+              for (const [status, count] of Object.entries(overview.transactions)) {
+                total += count;
+                const element = document.querySelector('[data-count="' + status + '"]');
+                if (element) element.textContent = String(count);
+              }
+              const totalElement = document.querySelector('[data-count="TOTAL"]');
+              if (totalElement) totalElement.textContent = String(total);
+              document.getElementById("per-minute").textContent = overview.documentsPerMinute.toFixed(1);
+              const page = await (await fetch("/api/transactions?" + list.toString(), { cache: "no-store" })).json();
+              const fresh = document.createDocumentFragment();
+              for (const transaction of page.transactions) {
+                const row = document.createElement("tr");
+                const link = document.createElement("a");
+                link.href = "/transactions/" + encodeURIComponent(transaction.transactionId);
+                link.textContent = transaction.transactionId;
+                cell(row, "").appendChild(link);
+                cell(row, transaction.documentSubmissionStatus, "status status-" + transaction.documentSubmissionStatus);
+                const documents = cell(row, "");
+                for (const type of Object.keys(transaction.documentStatus).sort()) {
+                  const span = document.createElement("span");
+                  span.className = "doc doc-" + transaction.documentStatus[type];
+                  span.textContent = type + " " + transaction.documentStatus[type];
+                  documents.appendChild(span);
+                  documents.appendChild(document.createTextNode(" "));
+                }
+                cell(row, transaction.data);
+                cell(row, transaction.updatedAt);
+                fresh.appendChild(row);
+              }
+              rows.replaceChildren(fresh);
+            } catch (error) {
+              // The next poll tries again.
+            }
+          }
+          setInterval(refresh, 3000);
+        })();
+        """
+}

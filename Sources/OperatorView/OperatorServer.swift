@@ -1,0 +1,155 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+import TransactionStore
+import TransactionViews
+import VerifyModel
+
+/// The operator's view over HTTP (Hummingbird 2): the whole of it for `serve`, or only `/metrics`, `/healthz` and
+/// `/readyz` beside a run (`--metrics-bind`). Either is a `Service`, for the command's service group.
+public enum OperatorServer {
+    public enum Routes: Sendable {
+        /// The dashboard, the transaction pages, the JSON API, metrics and health.
+        case all
+        /// Metrics and health only.
+        case metrics
+    }
+
+    /// The server, listening on `bind`; `token` (from the environment) is required of every request but `/healthz`
+    /// when given, and must be given for an address other than loopback. `running` learns the port it listens on.
+    public static func make(_ routes: Routes, store: any TransactionStore, bind: BindAddress, token: String?, logger: Logger,
+                            running: @escaping @Sendable (Int) async -> Void = { _ in }) throws(OperatorViewError) -> any Service {
+        guard bind.isLoopback || token != nil else {
+            throw OperatorViewError("binding \(bind) (not loopback) needs a bearer token: name the variable holding it with --token-env")
+        }
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: SecurityHeaders())
+        if let token { router.add(middleware: BearerToken(token: Array(token.utf8))) }
+        let view: View
+        do {
+            view = View(store: store, pages: try Pages())
+        } catch {
+            throw OperatorViewError("the page templates do not parse: \(error)")
+        }
+        view.addHealthAndMetrics(to: router)
+        if case .all = routes { view.addPages(to: router) }
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .warning)
+        return Application(router: router, configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil),
+                           onServerRunning: { channel in await running(channel.localAddress?.port ?? bind.port) }, logger: quiet)
+    }
+}
+
+/// The handlers: each reads the store once or twice, from its indexes, and never shows a document value.
+struct View: Sendable {
+    let store: any TransactionStore
+    let pages: Pages
+    var metrics: MetricsPage { MetricsPage(registry: OperatorMetrics.registry, store: store) }
+
+    static let html = "text/html; charset=utf-8"
+    static let json = "application/json"
+    static let dashboardRows = 50
+    /// Documents per minute over this window.
+    static let rateWindow: TimeInterval = 600
+
+    func addHealthAndMetrics(to router: Router<BasicRequestContext>) {
+        router.get("/healthz") { _, _ in Self.respond("ok\n", "text/plain; charset=utf-8") }
+        router.get("/readyz") { _, _ in
+            do throws(StoreError) {
+                _ = try await store.overview(collectedSince: Date())
+                return Self.respond("ready\n", "text/plain; charset=utf-8")
+            } catch {
+                return Self.respond("the store cannot be reached\n", "text/plain; charset=utf-8", status: .serviceUnavailable)
+            }
+        }
+        router.get("/metrics") { _, _ in
+            Self.respond(try await metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        }
+    }
+
+    func addPages(to router: Router<BasicRequestContext>) {
+        router.get("/") { request, _ in
+            let query = try Self.listQuery(request, defaultLimit: Self.dashboardRows)
+            let now = Date()
+            let overview = try await store.overview(collectedSince: now.addingTimeInterval(-Self.rateWindow))
+            let page = try await store.transactions(status: query.state, search: query.search, limit: query.limit, after: query.after)
+            let html = pages.dashboard(overview, perMinute: Double(overview.collected) / (Self.rateWindow / 60), page: page,
+                                       state: query.state, search: query.search)
+            return Self.respond(html, Self.html)
+        }
+        router.get("/transactions/{id}") { _, context in
+            let id = try Self.id(context)
+            guard let report = try await store.report(id: id) else {
+                return Self.respond("<!doctype html><title>Not found</title><p>No such transaction.</p>\n", Self.html, status: .notFound)
+            }
+            return Self.respond(pages.transaction(report), Self.html)
+        }
+        router.get("/api/transactions") { request, _ in
+            let query = try Self.listQuery(request, defaultLimit: 100)
+            let page = try await store.transactions(status: query.state, search: query.search, limit: query.limit, after: query.after)
+            let next = page.next.map { "\"\($0.text)\"" } ?? "null"
+            // Each transaction exactly as `status --json` prints it.
+            let body = "{\"next\":\(next),\"transactions\":[" + page.transactions.map(StatusJSON.summary).joined(separator: ",") + "]}\n"
+            return Self.respond(body, Self.json)
+        }
+        router.get("/api/transactions/{id}") { _, context in
+            let id = try Self.id(context)
+            guard let report = try await store.report(id: id) else {
+                return Self.respond("{\"error\":\"no such transaction\"}\n", Self.json, status: .notFound)
+            }
+            return Self.respond(StatusJSON.report(report) + "\n", Self.json)
+        }
+        router.get("/api/overview") { _, _ in
+            let overview = try await store.overview(collectedSince: Date().addingTimeInterval(-Self.rateWindow))
+            let counts = DocumentSubmissionStatus.allCases.map { "\"\($0.rawValue)\":\(overview.transactions[$0] ?? 0)" }.joined(separator: ",")
+            let rate = String(format: "%.2f", Double(overview.collected) / (Self.rateWindow / 60))
+            return Self.respond("{\"documentsPerMinute\":\(rate),\"transactions\":{\(counts)}}\n", Self.json)
+        }
+        router.get("/assets/view.css") { _, _ in Self.respond(Assets.css, "text/css; charset=utf-8") }
+        router.get("/assets/view.js") { _, _ in Self.respond(Assets.js, "text/javascript; charset=utf-8") }
+    }
+
+    struct ListQuery {
+        var state: DocumentSubmissionStatus?
+        var search: String?
+        var limit: Int
+        var after: TransactionCursor?
+    }
+
+    /// `state`, `search`, `limit` (1 to 1000) and `after` (a page's `next`); anything else is a 400.
+    static func listQuery(_ request: Request, defaultLimit: Int) throws -> ListQuery {
+        let parameters = request.uri.queryParameters
+        var query = ListQuery(limit: defaultLimit)
+        if let state = parameters.get("state"), !state.isEmpty {
+            guard let status = DocumentSubmissionStatus(rawValue: state.uppercased()) else {
+                throw HTTPError(.badRequest, message: "state must be one of \(DocumentSubmissionStatus.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            query.state = status
+        }
+        if let search = parameters.get("search"), !search.isEmpty {
+            guard search.count <= 128 else { throw HTTPError(.badRequest, message: "search is at most 128 characters") }
+            query.search = search
+        }
+        if let limit = parameters.get("limit") {
+            guard let value = Int(limit), (1...1000).contains(value) else { throw HTTPError(.badRequest, message: "limit is 1 to 1000") }
+            query.limit = value
+        }
+        if let after = parameters.get("after"), !after.isEmpty {
+            guard let cursor = TransactionCursor(text: after) else { throw HTTPError(.badRequest, message: "after is not a page's next") }
+            query.after = cursor
+        }
+        return query
+    }
+
+    static func id(_ context: BasicRequestContext) throws -> String {
+        let raw = try context.parameters.require("id")
+        return raw.removingPercentEncoding ?? raw
+    }
+
+    static func respond(_ text: String, _ type: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import Logging
+import OperatorView
+import ServiceLifecycle
+import TransactionStore
+
+/// `--bind`/`--metrics-bind` and `--token-env`: where the operator's view listens and the bearer token it asks for.
+struct ListenOptions: ParsableArguments {
+    @Option(name: .customLong("token-env"), help: ArgumentHelp(
+        "The environment variable holding a bearer token every request but /healthz must carry; required to bind anything but loopback.",
+        valueName: "name"))
+    var tokenEnv: String?
+
+    /// The token, when a variable is named: it must be set.
+    func token() throws -> String? {
+        guard let tokenEnv else { return nil }
+        guard let value = ProcessInfo.processInfo.environment[tokenEnv], !value.isEmpty else {
+            throw ValidationError("\(tokenEnv) (--token-env) is not set")
+        }
+        return value
+    }
+
+    /// The address, checked: anything but loopback needs the token.
+    func address(_ text: String, option: String) throws -> BindAddress {
+        let address: BindAddress
+        do {
+            address = try BindAddress(parsing: text)
+        } catch {
+            throw ValidationError("\(option): \(error.description)")
+        }
+        guard address.isLoopback || tokenEnv != nil else {
+            throw ValidationError("\(option) \(address) is not loopback: it needs a bearer token, from the variable --token-env names")
+        }
+        return address
+    }
+
+    static func announce(_ what: String, _ address: BindAddress, port: Int) {
+        var shown = address
+        shown.port = port
+        FileHandle.standardError.write(Data("verify-pipeline: \(what) on http://\(shown)/\n".utf8))
+    }
+}
+
+extension VerifyPipeline {
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve the operator's view of the store: a live dashboard, the JSON API, Prometheus metrics and health checks.",
+            discussion: """
+            GET / (dashboard), /transactions/ID (one transaction and its history), /api/transactions?state=&search=&limit=&after= \
+            and /api/transactions/ID (the JSON of `status --json`), /api/overview, /metrics (Prometheus text), /healthz, \
+            /readyz (the store answers). Pages show which keys a document has, never their values. Runs until SIGINT or SIGTERM.
+            """
+        )
+
+        @Option(help: ArgumentHelp("The address to listen on, HOST:PORT (port 0 picks a free one).", valueName: "host:port"))
+        var bind = "127.0.0.1:8080"
+
+        @OptionGroup var listen: ListenOptions
+
+        @OptionGroup var store: StoreOptions
+
+        @Option(help: ArgumentHelp("Log level on stderr.", valueName: "level"))
+        var logLevel: Logger.Level = .warning
+
+        func validate() throws {
+            _ = try listen.address(bind, option: "--bind")
+            _ = try listen.token()
+        }
+
+        func run() async throws {
+            let address = try listen.address(bind, option: "--bind"), token = try listen.token()
+            var serveLogger = Logger(label: "verify-pipeline.serve")
+            serveLogger.logLevel = logLevel
+            let logger = serveLogger
+            let location = try StoreLocation.resolve(option: store.url).description
+            try await store.withStore(create: false, encryption: try store.anyStore(), logger: logger) { store in
+                let server = try OperatorServer.make(.all, store: store, bind: address, token: token, logger: logger) { port in
+                    ListenOptions.announce("serving \(location)", address, port: port)
+                }
+                let group = ServiceGroup(configuration: .init(services: [.init(service: server)],
+                                                              gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                try await group.run()
+            }
+        }
+    }
+}

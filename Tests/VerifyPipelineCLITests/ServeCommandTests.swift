@@ -1,0 +1,268 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import VerifyModel
+
+@testable import TransactionStore
+
+/// `verify-pipeline serve` running as a user starts it, on a loopback port it picks.
+final class ServeProcess: Sendable {
+    let process: InteractiveProcess
+    let base: URL
+
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        process = try InteractiveProcess(["serve", "--bind", "127.0.0.1:0"] + arguments, environment: environment)
+        let deadline = Date().addingTimeInterval(30)
+        var port: Int?
+        while port == nil, Date() < deadline, process.process.isRunning {
+            if let range = process.stderr.range(of: #"on http://127\.0\.0\.1:(\d+)/"#, options: .regularExpression) {
+                port = Int(process.stderr[range].split(separator: ":").last!.dropLast())
+            } else {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        guard let port else { throw ServeFailed(stderr: process.stderr) }
+        base = URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    struct ServeFailed: Error, CustomStringConvertible {
+        var stderr: String
+        var description: String { "serve did not start: \(stderr)" }
+    }
+
+    struct Answer {
+        var status: Int
+        var body: String
+        var headers: [String: String]
+    }
+
+    func get(_ path: String, token: String? = nil) async throws -> Answer {
+        var request = URLRequest(url: URL(string: base.absoluteString + path)!)
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { headers[String(describing: name).lowercased()] = String(describing: value) }
+        return Answer(status: http.statusCode, body: String(decoding: data, as: UTF8.self), headers: headers)
+    }
+
+    func stop() -> Bool {
+        kill(process.process.processIdentifier, SIGTERM)
+        return process.waitForExit(timeout: 15)
+    }
+}
+
+/// Prometheus text: each sample line's name with its labels, and its value.
+func prometheusSamples(_ text: String) -> [String: Double] {
+    var samples: [String: Double] = [:]
+    for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+        guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+        samples[String(line[..<space])] = value
+    }
+    return samples
+}
+
+@Suite("The operator's view: verify-pipeline serve", .serialized)
+struct ServeCommandTests {
+    static let samples = CLIRunner.root.appendingPathComponent("Samples/batch").path
+    static let sampleIds = (1...9).map { String(format: "txn-batch-%03d", $0) }
+
+    /// A store filled by the sample batch, and the identity values the batch printed (which no page may show).
+    static func sampleStore(_ folder: URL) async throws -> (store: String, values: Set<String>) {
+        let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
+        let run = try await CLIRunner.run(["run", samples, "--store", store, "--omit-images"])
+        #expect(run.status == 1 && run.stderr.contains("9 transactions (6 completed)"), "\(run.stderr)")
+        var values: Set<String> = []
+        for line in run.lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            for (key, value) in object["document"] as? [String: String] ?? [:] where !["sex", "country", "nationality"].contains(key) {
+                values.formUnion(value.split(whereSeparator: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true })
+                    .map(String.init).filter { $0.count >= 4 })
+            }
+        }
+        return (store, values)
+    }
+
+    @Test("every route against the sample batch's store: the API equals status --json, /metrics matches the run, no page shows a value")
+    func routes() async throws {
+        let folder = try temporaryFolder("serve-routes")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (store, values) = try await Self.sampleStore(folder)
+        #expect(values.count >= 25)
+        let serve = try ServeProcess(["--store", store])
+
+        let health = try await serve.get("/healthz"), ready = try await serve.get("/readyz")
+        #expect(health.status == 200 && health.body == "ok\n" && ready.status == 200 && ready.body == "ready\n")
+
+        let dashboard = try await serve.get("/")
+        #expect(dashboard.status == 200 && dashboard.headers["content-type"] == "text/html; charset=utf-8")
+        #expect(dashboard.headers["cache-control"] == "no-store")
+        #expect(dashboard.headers["content-security-policy"]?.hasPrefix("default-src 'none'; script-src 'self'") == true)
+        #expect(dashboard.headers["x-content-type-options"] == "nosniff" && dashboard.headers["x-frame-options"] == "DENY")
+        for id in Self.sampleIds { #expect(dashboard.body.contains(">\(id)</a>"), "\(id) on the dashboard") }
+        #expect(dashboard.body.contains(#"data-count="COMPLETED">6<"#) && dashboard.body.contains(#"data-count="TOTAL">9<"#))
+        let completedOnly = try await serve.get("/?state=COMPLETED")
+        #expect(completedOnly.body.components(separatedBy: "<tr><td><a href=").count - 1 == 6)
+        let searched = try await serve.get("/?search=batch-00")
+        #expect(searched.body.components(separatedBy: "<tr><td><a href=").count - 1 == 9)
+        #expect(try await serve.get("/?search=batch-004").body.components(separatedBy: "<tr><td><a href=").count - 1 == 1)
+        #expect(try await serve.get("/?state=bogus").status == 400)
+
+        let page = try await serve.get("/transactions/txn-batch-001")
+        #expect(page.status == 200 && page.body.contains("PROCESS → COMPLETED") && page.body.contains(#"<ol class="timeline">"#))
+        #expect(page.body.contains("<dt>data</dt><dd>sealed</dd>"), "\(page.body)")
+        #expect(!dashboard.body.contains("Older transactions"))
+        #expect(try await serve.get("/?state=COMPLETED").body.contains("Older transactions") == false)
+        #expect(try await serve.get("/transactions/txn-batch-404").status == 404)
+        #expect(try await serve.get("/assets/view.js").status == 200)
+
+        // The API: each transaction byte for byte as status --json prints it; the list in pages that cover it once.
+        for id in Self.sampleIds {
+            let api = try await serve.get("/api/transactions/\(id)")
+            let status = try await CLIRunner.run(["status", id, "--json", "--store", store])
+            #expect(api.status == 200 && api.headers["content-type"] == "application/json")
+            #expect(api.body == status.stdout, "\(id)")
+        }
+        #expect(try await serve.get("/api/transactions/nope").status == 404)
+        var listed: [String] = [], after = "", pages = 0
+        repeat {
+            let answer = try await serve.get("/api/transactions?limit=4" + (after.isEmpty ? "" : "&after=\(after)"))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+            for transaction in object["transactions"] as? [[String: Any]] ?? [] {
+                let data = try JSONSerialization.data(withJSONObject: transaction, options: [.sortedKeys, .withoutEscapingSlashes])
+                listed.append(String(decoding: data, as: UTF8.self))
+            }
+            after = object["next"] as? String ?? ""
+            pages += 1
+        } while !after.isEmpty && pages < 10
+        #expect(pages == 3)
+        let statusList = try await CLIRunner.run(["status", "--json", "--store", store]).lines
+        #expect(Set(listed) == Set(statusList) && listed.count == 9)
+        let completed = try await serve.get("/api/transactions?state=completed")
+        #expect(completed.body.components(separatedBy: "\"transactionId\"").count - 1 == 6)
+        #expect(try await serve.get("/api/transactions?limit=0").status == 400)
+
+        // /metrics parses as Prometheus text; its counts are the run's: 9 transactions, 6 completed.
+        let metrics = try await serve.get("/metrics")
+        #expect(metrics.status == 200 && metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        let samples = prometheusSamples(metrics.body)
+        #expect(samples[#"verify_transactions{status="COMPLETED"}"#] == 6)
+        #expect(DocumentSubmissionStatus.allCases.compactMap { samples["verify_transactions{status=\"\($0.rawValue)\"}"] }.reduce(0, +) == 9)
+        #expect(metrics.body.split(separator: "\n").allSatisfy { $0.hasPrefix("#") || $0.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [0-9.e+-]+$"#, options: .regularExpression) != nil })
+
+        // No page or answer shows a document value.
+        var shown = dashboard.body + page.body + metrics.body
+        for id in Self.sampleIds {
+            shown += try await serve.get("/transactions/\(id)").body + (try await serve.get("/api/transactions/\(id)").body)
+        }
+        let leaked = values.filter { shown.contains($0) }
+        #expect(leaked.isEmpty, "\(leaked.count) document values shown")
+        #expect(serve.stop())
+    }
+
+    @Test("an id holding <script> is escaped; a bind beyond loopback needs a token, which every request but /healthz must carry")
+    func hostileIdAndTokens() async throws {
+        let folder = try temporaryFolder("serve-hostile")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sqlite").path
+        let hostile = "<script>alert(1)</script>\"'&"
+        let store = try SQLiteTransactionStore(path: path)
+        _ = try await store.openTransaction(NewTransaction(id: hostile, verificationCode: "c", policy: [.governmentId: .required],
+                                                           createdAt: Date(), expiresAt: Date().addingTimeInterval(600)))
+        let serve = try ServeProcess(["--store", "sqlite:" + path])
+        let dashboard = try await serve.get("/")
+        #expect(dashboard.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "\(dashboard.body)")
+        #expect(!dashboard.body.contains("<script>alert"))
+        let page = try await serve.get("/transactions/%3Cscript%3Ealert(1)%3C%2Fscript%3E%22'%26")
+        #expect(page.status == 200 && page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !page.body.contains("<script>alert"))
+        #expect(serve.stop())
+
+        let open = try await CLIRunner.run(["serve", "--bind", "0.0.0.0:0", "--store", "sqlite:" + path])
+        #expect(open.status == 2 && open.stderr.split(separator: "\n").count == 1 && open.stderr.contains("needs a bearer token"), "\(open.stderr)")
+        let unset = try await CLIRunner.run(["serve", "--bind", "0.0.0.0:0", "--token-env", "SERVE_TEST_TOKEN", "--store", "sqlite:" + path])
+        #expect(unset.status == 2 && unset.stderr.contains("SERVE_TEST_TOKEN (--token-env) is not set"))
+
+        let token = "t0k3n-\(UUID().uuidString)"
+        let guarded = try ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", "sqlite:" + path],
+                                       environment: ["SERVE_TEST_TOKEN": token])
+        #expect(try await guarded.get("/").status == 401)
+        #expect(try await guarded.get("/metrics", token: "wrong").status == 401)
+        #expect(try await guarded.get("/", token: token).status == 200)
+        #expect(try await guarded.get("/healthz").status == 200)
+        #expect(guarded.stop())
+        #expect(!guarded.process.stderr.contains(token))
+    }
+
+    /// Debian's chromium, which scripts/test installs.
+    static func chromium(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
+        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                             "--user-data-dir=" + FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID())").path] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("a real browser: headless Chromium renders the dashboard and a transaction page, the script keeps the table")
+    func browser() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "scripts/test installs Debian's chromium")
+        let folder = try temporaryFolder("serve-browser")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (store, values) = try await Self.sampleStore(folder)
+        let serve = try ServeProcess(["--store", store])
+        // Long enough for the page's script to poll and rebuild the table at least once.
+        let dashboard = try Self.chromium(["--virtual-time-budget=7000", "--dump-dom", serve.base.absoluteString + "/"])
+        #expect(dashboard.status == 0)
+        for id in Self.sampleIds { #expect(dashboard.output.contains(">\(id)</a>"), "\(id) in the rendered dashboard") }
+        #expect(dashboard.output.contains(#"<span class="status status-COMPLETED">COMPLETED</span>"#))
+        #expect(dashboard.output.contains(#"<span class="status status-NOT_STARTED">NOT_STARTED</span>"#))
+        #expect(dashboard.output.contains(#"data-count="COMPLETED">6<"#))
+        let page = try Self.chromium(["--dump-dom", serve.base.absoluteString + "/transactions/txn-batch-004"])
+        #expect(page.output.contains("txn-batch-004") && page.output.contains("PROCESS → COMPLETED") && page.output.contains("GOVERNMENT_ID"))
+        #expect(values.filter { dashboard.output.contains($0) || page.output.contains($0) }.isEmpty)
+        // Screenshots of both (scripts/screenshots keeps them for the README).
+        let shots = ProcessInfo.processInfo.environment["VERIFY_PIPELINE_SCREENSHOTS"].map(URL.init(fileURLWithPath:)) ?? folder
+        for (name, path) in [("dashboard.png", "/"), ("transaction.png", "/transactions/txn-batch-001")] {
+            let file = shots.appendingPathComponent(name)
+            _ = try Self.chromium(["--window-size=1280,900", "--hide-scrollbars", "--screenshot=\(file.path)", serve.base.absoluteString + path])
+            let png = try Data(contentsOf: file)
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(name): \(png.count) bytes")
+        }
+        #expect(serve.stop())
+    }
+
+    @Test("stream --metrics-bind: /metrics while it runs, its document counters equal the run's summary")
+    func streamMetrics() async throws {
+        let folder = try temporaryFolder("serve-metrics")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
+        let stream = try InteractiveProcess(["stream", "--store", store, "--metrics-bind", "127.0.0.1:0"])
+        defer { kill(stream.process.processIdentifier, SIGKILL) }
+        let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=metrics-1&code=C1"
+        stream.write(#"{"id":"a","qr":"\#(qr)","type":"EMAIL","email":"m1@example.com"}"#)
+        stream.write(#"{"id":"b","transactionId":"metrics-1","type":"PHONE","phone":"+1 555 0100"}"#)
+        stream.write(#"{"id":"c","qr":"not a url","type":"EMAIL","email":"x@example.com"}"#)
+        for _ in 0..<3 { #expect(stream.nextLine() != nil) }
+        let range = try #require(stream.stderr.range(of: #"metrics on http://127\.0\.0\.1:(\d+)/"#, options: .regularExpression))
+        let port = try #require(Int(stream.stderr[range].split(separator: ":").last!.dropLast()))
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        let samples = prometheusSamples(String(decoding: data, as: UTF8.self))
+        let documents = samples.filter { $0.key.hasPrefix("verify_documents_total{") }
+        #expect(documents.values.reduce(0, +) == 3, "\(documents)")
+        #expect(documents.filter { $0.key.contains(#"outcome="failed""#) }.values.reduce(0, +) == 1)
+        #expect(samples[#"verify_documents_total{outcome="processed",type="EMAIL"}"#] == 1
+                || samples[#"verify_documents_total{type="EMAIL",outcome="processed"}"#] == 1, "\(documents)")
+        #expect(samples.keys.contains { $0.hasPrefix(#"verify_stage_duration_seconds_count{stage="track"}"#) })
+        #expect(samples[#"verify_transactions{status="STARTED"}"#] == 1 || samples[#"verify_transactions{status="PROCESS"}"#] == 1)
+        stream.closeInput()
+        #expect(stream.waitForExit(timeout: 30))
+        #expect(stream.stderr.contains("3 documents (1 failed, 0 already submitted), 1 transactions"), "\(stream.stderr)")
+    }
+}
