@@ -93,6 +93,7 @@ enum Assets {
                 fresh.appendChild(row);
               }
               rows.replaceChildren(fresh);
+              rows.dataset.refreshed = String(page.transactions.length);
             } catch (error) {
               // The next poll tries again.
             }

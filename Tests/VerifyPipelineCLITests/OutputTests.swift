@@ -56,8 +56,9 @@ struct OutputTests {
         let folder = try temporaryFolder("output-full")
         defer { try? FileManager.default.removeItem(at: folder) }
         let output = folder.appendingPathComponent("results.ndjson").path
-        // 1 MiB: room for the store (about 0.1 MB), not for the results with their images (about 1.7 MB).
-        let script = "ulimit -f 1024; exec \"$0\" run Samples/batch --store \"$1\" --output \"$2\""
+        // 1.5 MiB: room for the store and its WAL (0.1 MB and at most about 0.85 MB), not for the results with their
+        // images (about 2.4 MB).
+        let script = "ulimit -f 1536; exec \"$0\" run Samples/batch --store \"$1\" --output \"$2\""
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-c", script, CLIRunner.executable.path, folder.appendingPathComponent("s.sqlite").path, output]

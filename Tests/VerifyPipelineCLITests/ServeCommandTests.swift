@@ -224,6 +224,8 @@ struct ServeCommandTests {
         #expect(dashboard.output.contains(#"<span class="status status-COMPLETED">COMPLETED</span>"#))
         #expect(dashboard.output.contains(#"<span class="status status-NOT_STARTED">NOT_STARTED</span>"#))
         #expect(dashboard.output.contains(#"data-count="COMPLETED">6<"#))
+        // The page's script polled the API and rebuilt the table from it.
+        #expect(dashboard.output.contains(#"<tbody id="rows" data-refreshed="9">"#), "\(dashboard.output)")
         let page = try Self.chromium(["--dump-dom", serve.base.absoluteString + "/transactions/txn-batch-004"])
         #expect(page.output.contains("txn-batch-004") && page.output.contains("PROCESS → COMPLETED") && page.output.contains("GOVERNMENT_ID"))
         #expect(values.filter { dashboard.output.contains($0) || page.output.contains($0) }.isEmpty)
