@@ -21,6 +21,10 @@ extension VerifyPipeline {
 
         @OptionGroup var options: PipelineOptions
 
+        func validate() throws {
+            if options.metricsBind != nil { throw ValidationError("--metrics-bind is for run, stream and worker: enqueue ends at once") }
+        }
+
         func run() async throws {
             let configuration = try options.configuration()
             let source: PipelineInput = input == "-" ? .lines(fileDescriptor: STDIN_FILENO) : .folder(URL(fileURLWithPath: input))

@@ -240,6 +240,38 @@ struct ServeCommandTests {
         #expect(serve.stop())
     }
 
+    @Test("worker --metrics-bind: items taken over from a killed worker count as lease expiries; its document counter equals its output")
+    func workerMetrics() async throws {
+        let store = try await freshPostgresStore()
+        let folder = try temporaryFolder("serve-worker-metrics")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let batch = try fieldBatch(folder, transactions: (0..<20).map { "lease-\($0)" }, phone: false)
+        let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}\n")
+        #expect(try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
+        // The first worker claims a handful, prints one result and dies holding the rest.
+        let doomed = try InteractiveProcess(["worker", "--lease-seconds", "2", "--store", store, "--pipeline", pipeline])
+        #expect(doomed.nextLine() != nil)
+        kill(doomed.process.processIdentifier, SIGKILL)
+        #expect(doomed.waitForExit())
+        let survivor = try InteractiveProcess(["worker", "--lease-seconds", "2", "--store", store, "--pipeline", pipeline,
+                                               "--metrics-bind", "127.0.0.1:0"])
+        defer { kill(survivor.process.processIdentifier, SIGKILL) }
+        // Until the queue is done: the dead worker's items come free once their 2-second leases run out.
+        var printed = 0
+        while survivor.nextLine(timeout: 8) != nil { printed += 1 }
+        // The dead worker's printed document may be redone (its queue item was not yet marked done): at most 20.
+        #expect(printed >= 12 && printed <= 20)
+        let range = try #require(survivor.stderr.range(of: #"metrics on http://127\.0\.0\.1:(\d+)/"#, options: .regularExpression))
+        let port = try #require(Int(survivor.stderr[range].split(separator: ":").last!.dropLast()))
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        let samples = prometheusSamples(String(decoding: data, as: UTF8.self))
+        #expect((samples["verify_work_lease_expiries_total"] ?? 0) >= 1, "\(samples.filter { $0.key.contains("lease") })")
+        #expect(samples.filter { $0.key.hasPrefix("verify_documents_total{") }.values.reduce(0, +) == Double(printed))
+        #expect(samples[#"verify_transactions{status="COMPLETED"}"#] == 20)
+        kill(survivor.process.processIdentifier, SIGTERM)
+        #expect(survivor.waitForExit(timeout: 20))
+    }
+
     @Test("stream --metrics-bind: /metrics while it runs, its document counters equal the run's summary")
     func streamMetrics() async throws {
         let folder = try temporaryFolder("serve-metrics")
