@@ -76,7 +76,7 @@ struct View: Sendable {
             let now = Date()
             let overview = try await store.overview(collectedSince: now.addingTimeInterval(-Self.rateWindow))
             let page = try await store.transactions(status: query.state, search: query.search, limit: query.limit, after: query.after)
-            let html = pages.dashboard(overview, perMinute: Double(overview.collected) / (Self.rateWindow / 60), page: page,
+            let html = pages.dashboard(overview, perMinute: Self.perMinute(overview), page: page,
                                        state: query.state, search: query.search)
             return Self.respond(html, Self.html)
         }
@@ -105,12 +105,15 @@ struct View: Sendable {
         router.get("/api/overview") { _, _ in
             let overview = try await store.overview(collectedSince: Date().addingTimeInterval(-Self.rateWindow))
             let counts = DocumentSubmissionStatus.allCases.map { "\"\($0.rawValue)\":\(overview.transactions[$0] ?? 0)" }.joined(separator: ",")
-            let rate = String(format: "%.2f", Double(overview.collected) / (Self.rateWindow / 60))
+            let rate = String(format: "%.2f", Self.perMinute(overview))
             return Self.respond("{\"documentsPerMinute\":\(rate),\"transactions\":{\(counts)}}\n", Self.json)
         }
         router.get("/assets/view.css") { _, _ in Self.respond(Assets.css, "text/css; charset=utf-8") }
         router.get("/assets/view.js") { _, _ in Self.respond(Assets.js, "text/javascript; charset=utf-8") }
     }
+
+    /// Documents collected per minute over the rate window.
+    static func perMinute(_ overview: StoreOverview) -> Double { Double(overview.collected) / (rateWindow / 60) }
 
     struct ListQuery {
         var state: DocumentSubmissionStatus?

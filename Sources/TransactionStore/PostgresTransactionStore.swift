@@ -336,16 +336,7 @@ public final class PostgresTransactionStore: TransactionStore {
                 rows.append(row)
             }
             let page = Array(rows.prefix(limit))
-            var statuses: [String: [DocumentType: DocumentStatus]] = [:]
-            for try await (transactionId, type, status) in try await connection.query("""
-                SELECT transaction_id, document_type, status FROM document_statuses WHERE transaction_id = ANY(\(page.map(\.0)))
-                """, logger: self.logger).decode((String, String, String).self) {
-                statuses[transactionId, default: [:]][try EnumColumn.decode(type) as DocumentType] = try EnumColumn.decode(status)
-            }
-            let summaries = try page.map { id, status, updated, expires, purged in
-                TransactionSummary(id: id, status: try EnumColumn.decode(status), documents: statuses[id] ?? [:],
-                                   updatedAt: updated, expiresAt: expires, data: DataState(purgedAt: purged, sealing))
-            }
+            let summaries = try await Self.summaries(connection, page, sealing, logger: self.logger)
             let next = rows.count > limit ? page.last.map { TransactionCursor(updatedAt: $0.2, id: $0.0) } : nil
             return TransactionPage(transactions: summaries, next: next)
         }
@@ -377,16 +368,23 @@ public final class PostgresTransactionStore: TransactionStore {
             for try await row in try await connection.query(query, logger: self.logger).decode((String, String, Date, Date, Date?).self) {
                 rows.append(row)
             }
-            var statuses: [String: [DocumentType: DocumentStatus]] = [:]
-            for try await (transactionId, type, status) in try await connection.query("""
-                SELECT transaction_id, document_type, status FROM document_statuses WHERE transaction_id = ANY(\(rows.map(\.0)))
-                """, logger: self.logger).decode((String, String, String).self) {
-                statuses[transactionId, default: [:]][try EnumColumn.decode(type) as DocumentType] = try EnumColumn.decode(status)
-            }
-            return try rows.map { id, status, updated, expires, purged in
-                TransactionSummary(id: id, status: try EnumColumn.decode(status), documents: statuses[id] ?? [:],
-                                   updatedAt: updated, expiresAt: expires, data: DataState(purgedAt: purged, sealing))
-            }
+            return try await Self.summaries(connection, rows, sealing, logger: self.logger)
+        }
+    }
+
+    /// The list's lines for transaction rows (id, status, updated, expires, purged), with their documents' statuses
+    /// read in one query.
+    static func summaries(_ connection: PostgresConnection, _ rows: [(String, String, Date, Date, Date?)], _ sealing: StoreSealing,
+                          logger: Logger) async throws -> [TransactionSummary] {
+        var statuses: [String: [DocumentType: DocumentStatus]] = [:]
+        for try await (transactionId, type, status) in try await connection.query("""
+            SELECT transaction_id, document_type, status FROM document_statuses WHERE transaction_id = ANY(\(rows.map(\.0)))
+            """, logger: logger).decode((String, String, String).self) {
+            statuses[transactionId, default: [:]][try EnumColumn.decode(type) as DocumentType] = try EnumColumn.decode(status)
+        }
+        return try rows.map { id, status, updated, expires, purged in
+            TransactionSummary(id: id, status: try EnumColumn.decode(status), documents: statuses[id] ?? [:],
+                               updatedAt: updated, expiresAt: expires, data: DataState(purgedAt: purged, sealing))
         }
     }
 
@@ -532,7 +530,7 @@ public final class PostgresTransactionStore: TransactionStore {
                 states.append(row)
             }
             for (id, state) in states {
-                let sealedState = "\"\(try sealing.seal(state, .protectState, row: id))\""
+                let sealedState = try ProtectStateColumn.seal(json: state, sealing, row: id)
                 try await connection.query("UPDATE protect_states SET state = \(sealedState)::jsonb WHERE transaction_id = \(id)", logger: logger)
                 count += 1
             }

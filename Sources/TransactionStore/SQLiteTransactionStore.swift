@@ -418,15 +418,19 @@ public final class SQLiteTransactionStore: TransactionStore {
         return try await read { db in
             var request = TransactionRow.order(Column("updatedAt").desc, Column("id"))
             if let status { request = request.filter(Column("submissionStatus") == status) }
-            let rows = try request.fetchAll(db)
-            let statuses = try StatusRow.filter(rows.map(\.id).contains(Column("transactionId"))).fetchAll(db)
-            let grouped = Dictionary(grouping: statuses, by: \.transactionId)
-            return rows.map { row in
-                TransactionSummary(
-                    id: row.id, status: row.submissionStatus,
-                    documents: Dictionary(uniqueKeysWithValues: (grouped[row.id] ?? []).map { ($0.documentType, $0.status) }),
-                    updatedAt: row.updatedAt, expiresAt: row.expiresAt, data: DataState(purgedAt: row.purgedAt, sealing))
-            }
+            return try Self.summaries(db, try request.fetchAll(db), sealing)
+        }
+    }
+
+    /// The list's lines for `rows`, with their documents' statuses read in one query.
+    private static func summaries(_ db: Database, _ rows: [TransactionRow], _ sealing: StoreSealing) throws -> [TransactionSummary] {
+        let statuses = try StatusRow.filter(rows.map(\.id).contains(Column("transactionId"))).fetchAll(db)
+        let grouped = Dictionary(grouping: statuses, by: \.transactionId)
+        return rows.map { row in
+            TransactionSummary(
+                id: row.id, status: row.submissionStatus,
+                documents: Dictionary(uniqueKeysWithValues: (grouped[row.id] ?? []).map { ($0.documentType, $0.status) }),
+                updatedAt: row.updatedAt, expiresAt: row.expiresAt, data: DataState(purgedAt: row.purgedAt, sealing))
         }
     }
 
@@ -443,14 +447,7 @@ public final class SQLiteTransactionStore: TransactionStore {
                 SELECT * FROM transactions \(filter) ORDER BY updatedAt DESC, id DESC LIMIT \(limit + 1)
                 """).fetchAll(db)
             let page = Array(rows.prefix(limit))
-            let statuses = try StatusRow.filter(page.map(\.id).contains(Column("transactionId"))).fetchAll(db)
-            let grouped = Dictionary(grouping: statuses, by: \.transactionId)
-            let summaries = page.map { row in
-                TransactionSummary(
-                    id: row.id, status: row.submissionStatus,
-                    documents: Dictionary(uniqueKeysWithValues: (grouped[row.id] ?? []).map { ($0.documentType, $0.status) }),
-                    updatedAt: row.updatedAt, expiresAt: row.expiresAt, data: DataState(purgedAt: row.purgedAt, sealing))
-            }
+            let summaries = try Self.summaries(db, page, sealing)
             let next = rows.count > limit ? page.last.map { TransactionCursor(updatedAt: $0.updatedAt, id: $0.id) } : nil
             return TransactionPage(transactions: summaries, next: next)
         }
@@ -552,7 +549,7 @@ public final class SQLiteTransactionStore: TransactionStore {
             }
             for row in try ProtectStateRow.fetchAll(db) {
                 try db.execute(sql: "UPDATE protectStates SET state = ? WHERE transactionId = ?",
-                               arguments: ["\"\(try sealing.seal(row.state, .protectState, row: row.transactionId))\"", row.transactionId])
+                               arguments: [try ProtectStateColumn.seal(json: row.state, sealing, row: row.transactionId), row.transactionId])
                 count += 1
             }
             return count

@@ -38,10 +38,14 @@ enum ProtectStateColumn {
         } catch {
             throw .database("the Protect state could not be encoded")
         }
+        return try seal(json: json, sealing, row: transactionId)
+    }
+
+    /// The state's JSON as the column holds it: sealed, a JSON string holding the sealed value; else as it is.
+    static func seal(json: String, _ sealing: StoreSealing, row transactionId: String) throws(StoreError) -> String {
         guard sealing.isSealed else { return json }
-        let sealed = try sealing.seal(json, .protectState, row: transactionId)
         // A sealed value is prefix and base64: nothing in it needs escaping.
-        return "\"\(sealed)\""
+        return "\"\(try sealing.seal(json, .protectState, row: transactionId))\""
     }
 
     static func decode<State: Decodable>(_ text: String, as type: State.Type, _ sealing: StoreSealing,

@@ -47,12 +47,12 @@ extension VerifyPipeline {
                         let state = try await store.protectState(of: transactionId, as: ProtectState.self)
                         print(StatusFormat.signals(report.transaction, state: state, json: json))
                     } else {
-                        print(json ? StatusFormat.json(report) : StatusFormat.text(report, now: Date()))
+                        print(json ? StatusJSON.report(report) : StatusFormat.text(report, now: Date()))
                     }
                 } else {
                     let summaries = try await store.transactions(status: filter)
                     if json {
-                        for summary in summaries { print(StatusFormat.json(summary)) }
+                        for summary in summaries { print(StatusJSON.summary(summary)) }
                     } else {
                         print(StatusFormat.text(summaries))
                     }
@@ -127,10 +127,6 @@ enum StatusFormat {
         guard let value, let data = try? encoder.encode(value) else { return nil }
         return try? JSONSerialization.jsonObject(with: data)
     }
-
-    static func json(_ report: TransactionReport) -> String { StatusJSON.report(report) }
-
-    static func json(_ summary: TransactionSummary) -> String { StatusJSON.summary(summary) }
 
     private static func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)

@@ -14,22 +14,7 @@ final class ServeProcess: Sendable {
 
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
         process = try InteractiveProcess(["serve", "--bind", "127.0.0.1:0"] + arguments, environment: environment)
-        let deadline = Date().addingTimeInterval(30)
-        var port: Int?
-        while port == nil, Date() < deadline, process.process.isRunning {
-            if let range = process.stderr.range(of: #"on http://127\.0\.0\.1:(\d+)/"#, options: .regularExpression) {
-                port = Int(process.stderr[range].split(separator: ":").last!.dropLast())
-            } else {
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-        }
-        guard let port else { throw ServeFailed(stderr: process.stderr) }
-        base = URL(string: "http://127.0.0.1:\(port)")!
-    }
-
-    struct ServeFailed: Error, CustomStringConvertible {
-        var stderr: String
-        var description: String { "serve did not start: \(stderr)" }
+        base = URL(string: "http://127.0.0.1:\(try announcedPort(process))")!
     }
 
     struct Answer {
@@ -52,6 +37,24 @@ final class ServeProcess: Sendable {
         kill(process.process.processIdentifier, SIGTERM)
         return process.waitForExit(timeout: 15)
     }
+}
+
+/// The loopback port a process says it listens on (`... on http://127.0.0.1:PORT/` on stderr), within 30 s.
+func announcedPort(_ process: InteractiveProcess) throws -> Int {
+    struct NotListening: Error, CustomStringConvertible {
+        var stderr: String
+        var description: String { "no listening address announced: \(stderr)" }
+    }
+    let deadline = Date().addingTimeInterval(30)
+    while Date() < deadline {
+        if let range = process.stderr.range(of: #"on http://127\.0\.0\.1:\d+/"#, options: .regularExpression),
+           let port = Int(process.stderr[range].split(separator: ":").last!.dropLast()) {
+            return port
+        }
+        guard process.process.isRunning else { break }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+    throw NotListening(stderr: process.stderr)
 }
 
 /// Prometheus text: each sample line's name with its labels, and its value.
@@ -261,8 +264,7 @@ struct ServeCommandTests {
         while survivor.nextLine(timeout: 8) != nil { printed += 1 }
         // The dead worker's printed document may be redone (its queue item was not yet marked done): at most 20.
         #expect(printed >= 12 && printed <= 20)
-        let range = try #require(survivor.stderr.range(of: #"metrics on http://127\.0\.0\.1:(\d+)/"#, options: .regularExpression))
-        let port = try #require(Int(survivor.stderr[range].split(separator: ":").last!.dropLast()))
+        let port = try announcedPort(survivor)
         let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
         let samples = prometheusSamples(String(decoding: data, as: UTF8.self))
         #expect((samples["verify_work_lease_expiries_total"] ?? 0) >= 1, "\(samples.filter { $0.key.contains("lease") })")
@@ -284,8 +286,7 @@ struct ServeCommandTests {
         stream.write(#"{"id":"b","transactionId":"metrics-1","type":"PHONE","phone":"+1 555 0100"}"#)
         stream.write(#"{"id":"c","qr":"not a url","type":"EMAIL","email":"x@example.com"}"#)
         for _ in 0..<3 { #expect(stream.nextLine() != nil) }
-        let range = try #require(stream.stderr.range(of: #"metrics on http://127\.0\.0\.1:(\d+)/"#, options: .regularExpression))
-        let port = try #require(Int(stream.stderr[range].split(separator: ":").last!.dropLast()))
+        let port = try announcedPort(stream)
         let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
         let samples = prometheusSamples(String(decoding: data, as: UTF8.self))
         let documents = samples.filter { $0.key.hasPrefix("verify_documents_total{") }
