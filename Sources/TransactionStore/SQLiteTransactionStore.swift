@@ -51,19 +51,24 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    /// Reads the wrapped data key and decides with `encryption`; a new encrypted store records its key, unless another
-    /// process recorded one first (then that one must open).
+    /// Reads the wrapped data key and decides with `encryption`. Only a new encrypted store writes: it records its key,
+    /// unless another process recorded one first (then that one must open). Reading first keeps processes that open
+    /// the store together from queueing for its write lock.
     static func openKeys(_ pool: DatabasePool, _ encryption: StoreEncryption,
                          location: String) throws -> (sealing: StoreSealing, wrapped: String?) {
-        try pool.write { db in
-            let wrapped = try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1")
-            let holdsTransactions = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM transactions)") ?? false
-            let (sealing, newWrapped) = try StoreSealing.decide(wrapped: wrapped, holdsTransactions: holdsTransactions, encryption,
-                                                                location: location)
-            if let newWrapped {
-                try db.execute(sql: "INSERT INTO storeKeys (id, wrappedKey, createdAt) VALUES (1, ?, ?)", arguments: [newWrapped, Date()])
+        let (wrapped, holdsTransactions) = try pool.read { db in
+            (try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1"),
+             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM transactions)") ?? false)
+        }
+        let (sealing, newWrapped) = try StoreSealing.decide(wrapped: wrapped, holdsTransactions: holdsTransactions, encryption,
+                                                            location: location)
+        guard let newWrapped else { return (sealing, wrapped) }
+        return try pool.write { db in
+            if let recorded = try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1") {
+                return (try StoreSealing.decide(wrapped: recorded, holdsTransactions: true, encryption, location: location).0, recorded)
             }
-            return (sealing, newWrapped ?? wrapped)
+            try db.execute(sql: "INSERT INTO storeKeys (id, wrappedKey, createdAt) VALUES (1, ?, ?)", arguments: [newWrapped, Date()])
+            return (sealing, newWrapped)
         }
     }
 
