@@ -13,11 +13,14 @@ public enum QRError: Error, Sendable, CaseIterable, CustomStringConvertible {
     /// A `txnid` or `code` outside the safe set (`VerificationQR.isSafeIdentifier`): it would reach URLs, logs
     /// and terminals. Its code is `invalidQR`.
     case unsafeIdentifier
+    /// A `txnid` or `code` given twice with different values: which one a reader takes is up to the reader, so the
+    /// QR could name one transaction to this tool and another to the verification service. Its code is `invalidQR`.
+    case ambiguousIdentifier
 
     /// The SDK's code, as results print it.
     public var code: String {
         switch self {
-        case .invalidQR, .unsafeIdentifier: "invalidQR"
+        case .invalidQR, .unsafeIdentifier, .ambiguousIdentifier: "invalidQR"
         case .unableToParse: "unableToParse"
         case .missingQueryItems: "missingQueryItems"
         case .missingVerificationCode: "missingVerificationCode"
@@ -39,6 +42,7 @@ public enum QRError: Error, Sendable, CaseIterable, CustomStringConvertible {
         case .missingVerificationCode: "the verification URL has no 'code'"
         case .missingTransactionId: "the verification URL has no 'txnid'"
         case .unsafeIdentifier: "the verification URL's 'txnid' or 'code' is not 1 to 128 of A-Z a-z 0-9 . _ : -"
+        case .ambiguousIdentifier: "the verification URL gives 'txnid' or 'code' more than once, with different values"
         }
     }
 }
@@ -75,6 +79,9 @@ public struct VerificationQR: Sendable, Equatable, Codable {
         guard let items = components.queryItems, !items.isEmpty else { throw .missingQueryItems }
         func value(_ name: String) -> String? {
             items.first { $0.name == name }?.value.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        for name in ["txnid", "code"] where Set(items.lazy.filter { $0.name == name }.map(\.value)).count > 1 {
+            throw .ambiguousIdentifier
         }
         let transactionId = value("txnid"), code = value("code")
         if transactionId == nil, code == nil { throw .invalidQR }

@@ -41,6 +41,10 @@ struct VerificationQRTests {
         ("https://api.pingone.com/v1/x?txnid=t1&code=12%0A34", .unsafeIdentifier),
         ("https://api.pingone.com/v1/x?txnid=\(String(repeating: "a", count: 129))&code=1", .unsafeIdentifier),
         ("https://api.pingone.com/v1/x?txnid=t%C3%A9&code=1", .unsafeIdentifier),
+        // Two readings of one QR: this tool would take one transaction, the verification service perhaps the other.
+        ("https://api.pingone.com/v1/x?txnid=victim&code=1&txnid=attacker", .ambiguousIdentifier),
+        ("https://api.pingone.com/v1/x?txnid=t1&code=111&code=222", .ambiguousIdentifier),
+        ("https://api.pingone.com/v1/x?txnid=t1&code=&code=222", .ambiguousIdentifier),
     ])
     func errors(_ text: String, _ expected: QRError) {
         let error = #expect(throws: QRError.self) { try VerificationQR(parsing: text) }
@@ -52,6 +56,8 @@ struct VerificationQRTests {
         #expect(Set(QRError.allCases.map(\.code)) == ["invalidQR", "unableToParse", "missingQueryItems", "missingVerificationCode",
                                                       "missingTransactionId"])
         #expect(FailureCode.qr(.unsafeIdentifier).rawValue == "invalidQR")
+        #expect(FailureCode.qr(.ambiguousIdentifier).rawValue == "invalidQR")
+        #expect(QRError.ambiguousIdentifier.description == "the verification URL gives 'txnid' or 'code' more than once, with different values")
         #expect(QRError.unsafeIdentifier.description == "the verification URL's 'txnid' or 'code' is not 1 to 128 of A-Z a-z 0-9 . _ : -")
     }
 
@@ -60,5 +66,8 @@ struct VerificationQRTests {
         let id = "Ab0._:-" + String(repeating: "z", count: 121)
         let qr = try VerificationQR(parsing: "https://api.pingone.com/v1/x?txnid=\(id)&code=a.b")
         #expect(qr.transactionId == id && qr.verificationCode == "a.b")
+        // The same value twice says one thing.
+        let repeated = try VerificationQR(parsing: "https://api.pingone.com/v1/x?txnid=t1&code=9&txnid=t1")
+        #expect(repeated.transactionId == "t1" && repeated.verificationCode == "9")
     }
 }

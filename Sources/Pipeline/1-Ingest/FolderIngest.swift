@@ -249,7 +249,7 @@ struct FolderIngest {
         var fields = DocumentFields()
         for (field, value) in object.sorted(by: { $0.key < $1.key }) {
             guard let key = DocumentKey(rawValue: field) else {
-                return .failure(DocumentFailure(.invalidKeyMap, "\(name): '\(field)' is not a document key"))
+                return .failure(DocumentFailure(.invalidKeyMap, "\(name): \(TextInput.quoted(field)) is not a document key"))
             }
             guard let text = value as? String else {
                 return .failure(DocumentFailure(.invalidKeyMap, "\(name): '\(field)' must be a string"))

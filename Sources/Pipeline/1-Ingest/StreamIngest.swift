@@ -5,6 +5,19 @@ import VerifyModel
 /// values): an MRZ is 90 characters, a QR at most about 3 KB; anything near this limit is not a document.
 enum TextInput {
     static let maxBytes = 1 << 20
+
+    /// A name the input gave, as a message may show it: quoted when it is short and plain, else only its length, so a
+    /// hostile input cannot put control characters, a document value or a megabyte into its answer.
+    static func quoted(_ name: String) -> String {
+        let plain = name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"): true
+            default: false
+            }
+        }
+        return plain && (1...64).contains(name.utf8.count) ? "'\(name)'" : "a name of \(name.utf8.count) bytes"
+    }
 }
 
 /// Turns one NDJSON line (SPEC §6) into a document job, or the failure its result line reports.
@@ -60,7 +73,7 @@ enum StreamLine {
             inputId = text
         }
         if let unknown = object.keys.sorted().first(where: { !knownKeys.contains($0) }) {
-            return fail(.invalidKeyMap, "'\(unknown)' is not a known key")
+            return fail(.invalidKeyMap, "\(TextInput.quoted(unknown)) is not a known key")
         }
         func string(_ key: String) -> String?? {
             guard let value = object[key] else { return .some(nil) }
@@ -84,7 +97,7 @@ enum StreamLine {
             return fail(.missingDocumentType, "the line has no 'type'")
         }
         guard let type = DocumentType(rawValue: typeName) else {
-            return fail(.missingDocumentType, "'\(typeName)' is not a document type (\(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
+            return fail(.missingDocumentType, "\(TextInput.quoted(typeName)) is not a document type (\(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
 
         let identity: TransactionIdentity
@@ -121,7 +134,7 @@ enum StreamLine {
             guard let fields = fields as? [String: Any] else { return fail(.invalidKeyMap, "'fields' must be an object", type: type) }
             for (name, value) in fields {
                 guard let key = DocumentKey(rawValue: name), let text = value as? String else {
-                    return fail(.invalidKeyMap, "fields: '\(name)' is not a document key with a string value", type: type)
+                    return fail(.invalidKeyMap, "fields: \(TextInput.quoted(name)) is not a document key with a string value", type: type)
                 }
                 job.captured[key] = text
             }
