@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "Protect",
             dependencies: [
-                "VerifyModel", "ImageDecoding", "TransactionStore",
+                "VerifyModel", "ImageDecoding", "TransactionStore", "Submission",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

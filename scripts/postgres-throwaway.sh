@@ -2,7 +2,7 @@
 # (fsync off, a random port, data in a temporary folder), exports its URL as THROWAWAY_POSTGRES_URL and
 # stops it when the calling script exits. It speaks TLS with a certificate for 127.0.0.1 signed by a test CA
 # made here (their folder is exported as VERIFY_PIPELINE_TEST_TLS: ca.pem, server.pem, server.key, also
-# used by the https submitter tests), and the role verify_password must log in with a password (scram).
+# used by the https submitter tests, and other-host.pem/.key, a certificate for another host name), and the role verify_password must log in with a password (scram).
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 pgdir=$(mktemp -d /tmp/verify-pipeline-pg.XXXXXX)
 port=$((20000 + RANDOM % 20000))
@@ -23,6 +23,12 @@ openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.
 printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n' > "$tls/server.ext"
 openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial -days 3 \
     -extfile "$tls/server.ext" -out "$tls/server.pem" 2>/dev/null
+# A certificate from the same CA for another host: a client that checks host names must refuse it on 127.0.0.1.
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=elsewhere.invalid" \
+    -keyout "$tls/other-host.key" -out "$tls/other-host.csr" 2>/dev/null
+printf 'subjectAltName=DNS:elsewhere.invalid\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n' > "$tls/other-host.ext"
+openssl x509 -req -in "$tls/other-host.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial -days 3 \
+    -extfile "$tls/other-host.ext" -out "$tls/other-host.pem" 2>/dev/null
 chmod 600 "$tls/server.key"
 [ "$(id -u)" -eq 0 ] && chown -R postgres "$tls"
 chmod 755 "$pgdir" "$tls"

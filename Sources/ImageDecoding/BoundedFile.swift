@@ -13,6 +13,8 @@ public enum BoundedFile {
             case unreadable
             case notRegularFile
             case tooLarge(limit: Int)
+            /// A resolved path that opened as another file: a folder on the way was swapped for a symlink meanwhile.
+            case pathChanged
         }
 
         public var reason: Reason
@@ -21,6 +23,7 @@ public enum BoundedFile {
             case .unreadable: "cannot read the file"
             case .notRegularFile: "not a regular file"
             case .tooLarge(let limit): "the file is larger than the limit of \(limit) bytes"
+            case .pathChanged: "the path changed while the file was opened"
             }
         }
 
@@ -28,11 +31,15 @@ public enum BoundedFile {
         public var message: String { description }
     }
 
-    public static func read(_ path: String, limit: Int) throws(ReadError) -> [UInt8] {
+    /// `resolved`: `path` was resolved by `realpath` (and checked against a confinement), so the file opened must be
+    /// the one at that very path. O_NOFOLLOW guards only the last component; a folder on the way swapped for a
+    /// symlink between the check and the open is caught here, by the path the kernel gives the open descriptor.
+    public static func read(_ path: String, limit: Int, resolved: Bool = false) throws(ReadError) -> [UInt8] {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused as not a regular file right after.
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard descriptor >= 0 else { throw ReadError(reason: errno == ELOOP ? .notRegularFile : .unreadable) }
         defer { close(descriptor) }
+        if resolved, let opened = openedPath(descriptor), opened != path { throw ReadError(reason: .pathChanged) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw ReadError(reason: .unreadable) }
         guard (status.st_mode & S_IFMT) == S_IFREG else { throw ReadError(reason: .notRegularFile) }
@@ -57,9 +64,17 @@ public enum BoundedFile {
         return bytes
     }
 
+    /// The path of the file an open descriptor refers to, from /proc; nil where /proc is not mounted.
+    static func openedPath(_ descriptor: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// A UTF-8 text file of at most `limit` bytes.
-    public static func readText(_ path: String, limit: Int) throws(ReadError) -> String {
-        let bytes = try read(path, limit: limit)
+    public static func readText(_ path: String, limit: Int, resolved: Bool = false) throws(ReadError) -> String {
+        let bytes = try read(path, limit: limit, resolved: resolved)
         guard let text = String(validating: bytes, as: UTF8.self) else { throw ReadError(reason: .unreadable) }
         return text
     }

@@ -5,9 +5,9 @@ import VerifyModel
 public enum ImageFile {
     public static let maxBytes = 256 << 20
 
-    /// A regular file of at most `maxBytes` (`BoundedFile`).
-    public static func read(_ path: String) throws(BoundedFile.ReadError) -> [UInt8] {
-        try BoundedFile.read(path, limit: maxBytes)
+    /// A regular file of at most `maxBytes` (`BoundedFile`); `resolved`: see `BoundedFile.read`.
+    public static func read(_ path: String, resolved: Bool = false) throws(BoundedFile.ReadError) -> [UInt8] {
+        try BoundedFile.read(path, limit: maxBytes, resolved: resolved)
     }
 }
 

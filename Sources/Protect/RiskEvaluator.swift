@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import Submission
 import TransactionStore
 
 /// Posts one risk evaluation per transaction to `{customHost}/v1/environments/{envId}/riskEvaluations`,
@@ -31,9 +32,13 @@ public struct RiskEvaluator: Sendable {
         ]]
         // A dictionary of strings always serialises; an empty body would be refused by the host, not crash the run.
         request.body = .bytes(ByteBuffer(bytes: Array((try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data())))
+        // One deadline for the whole exchange, the answer's body included.
+        let end = ContinuousClock.now + .nanoseconds(timeout.nanoseconds)
         do {
-            let response = try await client.execute(request, timeout: timeout)
-            let answer = try await response.body.collect(upTo: 1 << 20)
+            let response = try await client.execute(request, deadline: .now() + timeout)
+            guard let answer = await SubmissionClient.read(response.body, upTo: 1 << 20, until: end) else {
+                return #"{"error":"timed out"}"#
+            }
             let text = String(buffer: answer)
             // Only whether the answer is JSON matters here: it is stored as the evaluation when it is.
             guard (200..<300).contains(Int(response.status.code)),

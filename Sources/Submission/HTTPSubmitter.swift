@@ -138,38 +138,22 @@ public struct HTTPSubmitter: DocumentSubmitter {
             // An untrusted certificate stays untrusted: trying again cannot help.
             if case .handshakeFailed = error { return .reject("the TLS handshake with the submission endpoint failed (is its certificate trusted?)") }
             return .retry("TLS failed (\(type(of: error)))")
+        } catch is NIOSSLExtraError {
+            try Task.checkCancellation(as: CancellationError.self)
+            // The certificate names another host (NIOSSLExtraError.failedToValidateHostname): as lasting as an unknown CA.
+            return .reject("the submission endpoint's TLS certificate does not name its host")
         } catch {
             try Task.checkCancellation(as: CancellationError.self)
             return .retry("connection failed (\(type(of: error)))")
         }
         // The status line is the answer whatever follows it: the body is read (a little) only so the connection can be reused.
-        await Self.skim(response.body, until: end)
+        _ = await SubmissionClient.read(response.body, upTo: Self.maximumBodyBytes, until: end)
         let code = Int(response.status.code)
         switch code {
         case 200..<300, 409: return .accepted
         case 300..<400: return .reject("the submission endpoint answered HTTP \(code); redirects are not followed")
         case 408, 429, 500..<600: return .retry("HTTP \(code)")
         default: return .reject("the submission endpoint answered HTTP \(code)")
-        }
-    }
-
-    /// Reads at most `maximumBodyBytes` of `body`, and stops at `end` however slowly it arrives.
-    private static func skim(_ body: HTTPClientResponse.Body, until end: ContinuousClock.Instant) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                var read = 0
-                do {
-                    for try await chunk in body {
-                        read += chunk.readableBytes
-                        if read >= maximumBodyBytes { return }
-                    }
-                } catch {
-                    // A body cut short changes nothing: the status was the answer.
-                }
-            }
-            group.addTask { try? await Task.sleep(until: end, clock: .continuous) }
-            await group.next()
-            group.cancelAll()
         }
     }
 

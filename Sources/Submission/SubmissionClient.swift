@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NIOCore
 import NIOSSL
 
 /// The HTTP client settings submissions need, whoever owns the client.
@@ -19,5 +20,34 @@ public enum SubmissionClient {
             tls.additionalTrustRoots = [.certificates(certificates)]
         }
         return HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+    }
+
+    /// Reads at most `limit` bytes of a response body and stops at `end` however slowly it arrives (a body that
+    /// trickles a byte a second would otherwise hold the caller past every timeout): nil when the time ran out
+    /// first. A body the server cuts short gives what had arrived.
+    public static func read(_ body: HTTPClientResponse.Body, upTo limit: Int, until end: ContinuousClock.Instant) async -> ByteBuffer? {
+        await withTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask {
+                var collected = ByteBuffer()
+                do {
+                    for try await var chunk in body {
+                        if let part = chunk.readSlice(length: min(chunk.readableBytes, limit - collected.readableBytes)) {
+                            collected.writeImmutableBuffer(part)
+                        }
+                        if collected.readableBytes >= limit { break }
+                    }
+                } catch {
+                    // A body cut short changes nothing: what arrived is the answer.
+                }
+                return collected
+            }
+            group.addTask {
+                try? await Task.sleep(until: end, clock: .continuous)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
     }
 }

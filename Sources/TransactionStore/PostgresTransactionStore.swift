@@ -225,7 +225,8 @@ public final class PostgresTransactionStore: TransactionStore {
     }
 
     /// One statement: the claim is taken, or renewed, unless the submission was accepted or another owner's claim has
-    /// not expired; when it is not taken, one read says why.
+    /// not expired; when it is not taken, one read says why. The upsert locks the row it did not update, so that read
+    /// sees what the upsert saw.
     public func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError)
         -> SubmissionClaim {
         let logger = logger
@@ -237,14 +238,14 @@ public final class PostgresTransactionStore: TransactionStore {
                     claim_expires_at = EXCLUDED.claim_expires_at, updated_at = EXCLUDED.updated_at
                 WHERE submissions.outcome <> 'ACCEPTED' AND (submissions.claim_owner IS NULL
                     OR submissions.claim_owner = EXCLUDED.claim_owner OR submissions.claim_expires_at <= EXCLUDED.updated_at)
-                RETURNING 1
+                RETURNING submissions.attempts
                 """, logger: logger).collect()
-            if !taken.isEmpty { return SubmissionClaim.claimed }
-            for try await (outcome, until) in try await connection.query(
-                "SELECT outcome, claim_expires_at FROM submissions WHERE document_id = \(documentId)", logger: logger)
-                .decode((String, Date?).self) {
+            if let row = taken.first { return SubmissionClaim.claimed(attempts: try row.decode(Int.self)) }
+            for try await (outcome, until, attempts) in try await connection.query(
+                "SELECT outcome, claim_expires_at, attempts FROM submissions WHERE document_id = \(documentId)", logger: logger)
+                .decode((String, Date?, Int).self) {
                 if outcome == SubmissionOutcome.accepted.rawValue { return .accepted }
-                if let until { return .held(until: until) }
+                if let until { return .held(until: until, attempts: attempts) }
             }
             throw StoreError.unknownDocument(documentId)
         }

@@ -363,10 +363,12 @@ public final class SQLiteTransactionStore: TransactionStore {
             var row = try SubmissionRow.fetchOne(db, key: documentId)
                 ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: .pending, updatedAt: time)
             if row.outcome == .accepted { return .accepted }
-            if let holder = row.claimOwner, holder != owner, let until = row.claimExpiresAt, until > time { return .held(until: until) }
+            if let holder = row.claimOwner, holder != owner, let until = row.claimExpiresAt, until > time {
+                return .held(until: until, attempts: row.attempts)
+            }
             (row.claimOwner, row.claimExpiresAt, row.updatedAt) = (owner, expiry, time)
             try row.save(db)
-            return .claimed
+            return .claimed(attempts: row.attempts)
         }
     }
 
@@ -674,10 +676,11 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    /// SQLite's message without the SQL text, which could quote document data.
+    /// SQLite's message without the SQL text, which could quote document data; any other error by its type only
+    /// (a row decoding error's description prints the row, verification code included).
     private static func describe(_ error: any Error) -> String {
         if let error = error as? DatabaseError { return error.message ?? "SQLite error \(error.resultCode)" }
-        return "\(error)"
+        return "\(type(of: error))"
     }
 }
 

@@ -222,6 +222,9 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
                         ? "the server's TLS certificate is not trusted (name its CA with sslrootcert=FILE)"
                         : "the TLS handshake failed"
                 }
+                if underlying is NIOSSLExtraError {
+                    return "the server's TLS certificate does not name the host in the store URL"
+                }
                 let network = (underlying as? NIOConnectionError)?.connectionErrors.last?.error ?? underlying
                 if case .connectTimeout? = network as? ChannelError { return silence(timeout) }
                 if let io = network as? IOError { return "cannot connect: \(String(cString: strerror(io.errnoCode)))" }

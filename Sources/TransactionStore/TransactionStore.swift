@@ -98,11 +98,13 @@ public struct SubmissionRecord: Sendable, Equatable, Codable {
 /// processes on one store send it once.
 public enum SubmissionClaim: Sendable, Equatable {
     /// The claimant holds it until the claim's expiry: send, then finish the submission (which ends the claim).
-    case claimed
+    /// `attempts`: the submission's finished attempts so far, by any process.
+    case claimed(attempts: Int)
     /// Accepted already: there is nothing to send.
     case accepted
-    /// Another claimant holds it until `until`; after that it may be taken over.
-    case held(until: Date)
+    /// Another claimant holds it until `until`; after that it may be taken over. `attempts` as above, so that a
+    /// claimant that waited can tell whether the holder finished it (with a failure) or let it go.
+    case held(until: Date, attempts: Int)
 }
 
 /// A line of the transaction list.

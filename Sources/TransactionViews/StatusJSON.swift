@@ -88,6 +88,6 @@ public enum StatusJSON {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Report structs of strings, numbers and dates always encode.
-        return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
+        return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self).escapingTerminalControlsInJSON
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Pipeline
+import TransactionViews
 import VerifyModel
 
 /// Writes one NDJSON line per document, each as soon as it is done (no buffering across lines), to stdout or to
@@ -49,6 +50,11 @@ actor OutputWriter {
         guard writeError == nil else { return }
         // A result line that cannot be encoded still gets a line, so the reader keeps one line per input.
         var data = (try? encoder.encode(ResultLine(outcome: outcome))) ?? Data(#"{"error":{"code":"submissionError","message":"result could not be encoded"}}"#.utf8)
+        // A folder's name or a field may hold a terminal control JSON leaves raw (C1, bidi marks); those start with
+        // one of these bytes, which base64 images never hold.
+        if data.contains(where: { $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) {
+            data = Data(String(decoding: data, as: UTF8.self).escapingTerminalControlsInJSON.utf8)
+        }
         data.append(0x0A)
         var written = 0
         while written < data.count {

@@ -110,9 +110,9 @@ struct PipelineOptions: ParsableArguments {
             guard !outcome.transactions.isEmpty else { return }
             logger.notice("identity data purged", metadata: ["retention": "\(retention.label)", "transactions": "\(outcome.transactions.count)",
                                                              "documents": "\(outcome.documents)"])
-            FileHandle.standardError.write(Data("""
+            CommandOutput.standardError("""
                 verify-pipeline: purged the identity data of \(outcome.transactions.count) transactions (\(outcome.documents) documents) under \(retention.label)\n
-                """.utf8))
+                """)
         } catch {
             CommandOutput.fail("the retention policy could not be applied: \(error.message)")
         }
@@ -329,7 +329,7 @@ extension VerifyPipeline {
                 await writer.discard()
                 throw error
             }
-            FileHandle.standardError.write(Data((summary.line + "\n").utf8))
+            CommandOutput.standardError(summary.line + "\n")
             if summary.failed > 0 { throw ExitCode(1) }
         }
     }
@@ -349,7 +349,7 @@ extension VerifyPipeline {
         func run() async throws {
             let summary = try await options.execute(.lines(fileDescriptor: STDIN_FILENO), output: try OutputWriter(path: nil),
                                                     showProgress: false)
-            FileHandle.standardError.write(Data((summary.line + "\n").utf8))
+            CommandOutput.standardError(summary.line + "\n")
             if summary.failed > 0 { throw ExitCode(1) }
         }
     }

@@ -28,13 +28,13 @@ final class ProgressBar: Sendable {
                 line += "\(progress.done)"
             }
             line += " documents, \(progress.failed) failed, \(String(format: "%.1f", rate))/s  "
-            FileHandle.standardError.write(Data(line.utf8))
+            CommandOutput.standardError(line)
         }
     }
 
     func finish() {
         state.withLock { state in
-            if state.drawn { FileHandle.standardError.write(Data("\n".utf8)) }
+            if state.drawn { CommandOutput.standardError("\n") }
         }
     }
 }

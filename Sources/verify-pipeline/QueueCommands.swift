@@ -37,7 +37,7 @@ extension VerifyPipeline {
             let refused: Int = try await options.store.withWorkQueue(create: true, encryption: encryption, logger: options.makeLogger()) { store, queue in
                 let (batch, queued, refused) = try await Enqueuer(configuration: configuration, store: store, queue: queue).enqueue(source)
                 for outcome in refused { await output.write(outcome) }
-                FileHandle.standardError.write(Data("verify-pipeline: \(queued) documents queued in batch \(batch), \(refused.count) refused\n".utf8))
+                CommandOutput.standardError("verify-pipeline: \(queued) documents queued in batch \(batch), \(refused.count) refused\n")
                 return refused.count
             }
             do {
@@ -98,7 +98,7 @@ extension VerifyPipeline {
                 }
                 return try await options.store.withWorkQueue(create: true, encryption: encryption, logger: logger, work)
             }
-            FileHandle.standardError.write(Data((summary.line + "\n").utf8))
+            CommandOutput.standardError(summary.line + "\n")
             if summary.failed > 0 { throw ExitCode(1) }
         }
     }

@@ -38,7 +38,7 @@ struct ListenOptions: ParsableArguments {
     static func announce(_ what: String, _ address: BindAddress, port: Int) {
         var shown = address
         shown.port = port
-        FileHandle.standardError.write(Data("verify-pipeline: \(what) on http://\(shown)/\n".utf8))
+        CommandOutput.standardError("verify-pipeline: \(what) on http://\(shown)/\n")
     }
 }
 

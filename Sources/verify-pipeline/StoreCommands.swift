@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Pipeline
 import TransactionStore
+import TransactionViews
 
 extension VerifyPipeline {
     struct StoreCommand: AsyncParsableCommand {
@@ -44,10 +45,10 @@ extension VerifyPipeline.StoreCommand {
             }
             for id in outcome.transactions { print(id.escapingControls) }
             let verb = dryRun ? "would purge" : "purged"
-            FileHandle.standardError.write(Data("""
+            CommandOutput.standardError("""
                 verify-pipeline: \(verb) the identity data of \(outcome.transactions.count) transactions (\(outcome.documents) documents) \
                 under \(retention.label)\(dryRun ? "; nothing was changed" : "")\n
-                """.utf8))
+                """)
         }
     }
 
@@ -75,10 +76,10 @@ extension VerifyPipeline.StoreCommand {
                 return try await store.encrypt(with: key, at: Date())
             }
             guard let sealed else {
-                FileHandle.standardError.write(Data("verify-pipeline: \(location) is encrypted already; nothing was changed\n".utf8))
+                CommandOutput.standardError("verify-pipeline: \(location) is encrypted already; nothing was changed\n")
                 return
             }
-            FileHandle.standardError.write(Data("verify-pipeline: sealed \(sealed) values of \(location) under a data key wrapped by the key in \(key.variable)\n".utf8))
+            CommandOutput.standardError("verify-pipeline: sealed \(sealed) values of \(location) under a data key wrapped by the key in \(key.variable)\n")
         }
     }
 
@@ -125,7 +126,7 @@ extension VerifyPipeline.StoreCommand {
                 }
                 try await store.rotateKey(to: newKey, at: Date())
             }
-            FileHandle.standardError.write(Data("verify-pipeline: the data key of \(location) is now wrapped by the key in \(newKey.variable); the key in \(oldKey.variable) no longer opens it\n".utf8))
+            CommandOutput.standardError("verify-pipeline: the data key of \(location) is now wrapped by the key in \(newKey.variable); the key in \(oldKey.variable) no longer opens it\n")
         }
     }
 }

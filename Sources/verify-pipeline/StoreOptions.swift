@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import TransactionStore
+import TransactionViews
 import WorkQueues
 
 /// The `--store` option shared by every command that uses the store.
@@ -66,24 +67,18 @@ extension StoreOptions {
 /// Where commands print what is not their result.
 enum CommandOutput {
     static func fail(_ message: String) {
-        FileHandle.standardError.write(Data("verify-pipeline: \(message.escapingControls)\n".utf8))
+        standardError("verify-pipeline: \(message.escapingControls)\n")
     }
-}
 
-extension String {
-    /// For a terminal: control characters (C0, DEL, C1) and bidirectional overrides become visible `\u{..}`
-    /// escapes, so that stored text (a folder's name, a reason) cannot move the cursor, clear the screen or
-    /// reorder what is shown. Line breaks between lines are the caller's.
-    var escapingControls: String {
-        var escaped = ""
-        for scalar in unicodeScalars {
-            let value = scalar.value
-            if value < 0x20 || (0x7F...0x9F).contains(value) || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) {
-                escaped += "\\u{" + String(value, radix: 16, uppercase: true) + "}"
-            } else {
-                escaped.unicodeScalars.append(scalar)
-            }
+    /// Writes to stderr with write(2), giving up on an error: a closed pipe or a full disk there must not end the
+    /// process with a trap, as Foundation's `FileHandle.write` does.
+    static func standardError(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
         }
-        return escaped
     }
 }

@@ -35,7 +35,7 @@ struct VerifyPipeline: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             guard code == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data("verify-pipeline: \(message(for: error))\n".utf8))
+            CommandOutput.standardError("verify-pipeline: \(message(for: error))\n")
             Foundation.exit(2)
         }
     }

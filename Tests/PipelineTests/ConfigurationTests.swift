@@ -92,6 +92,8 @@ struct ConfigurationTests {
         ("submitter:\n  retry: {maxAttempts: -1}\n", "'submitter.retry.maxAttempts' must be a whole number from 1 to 100"),
         ("store:\n  encryption: {keyEnv: 'c2VjcmV0IGtleQ=='}\n", "'store.encryption.keyEnv' must name an environment variable"),
         ("store:\n  encryption: {key: abc}\n", "'store.encryption.key' is not a known key"),
+        ("submitter:\n  kind: http\n  endpoint: http://127.0.0.1:1/v1\n  tokenEnv: 'eyJhbGciOi.secret'\n",
+         "'submitter.tokenEnv' must name an environment variable (letters, digits and _), not hold a token"),
         ("store:\n  encryption: {enabled: maybe}\n", "'store.encryption.enabled' must be true or false"),
         ("retention:\n  mode: forever\n", "'retention.mode' must be one of none, count, age, hybrid"),
         ("retention:\n  keep: -5\n", "'retention.keep' must be a whole number from 0 to 100000000"),

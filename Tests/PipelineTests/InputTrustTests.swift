@@ -140,6 +140,30 @@ struct InputTrustTests {
         #expect(path == FileConfinement.resolve(scratch.path("batch/d/selfie.jpg")))
     }
 
+    @Test("a folder swapped for a symlink out after the batch was listed: the decode refuses the file it would now open")
+    func folderSwappedAfterListing() throws {
+        let scratch = try Scratch()
+        try scratch.write("outside/a/selfie.jpg", try Self.selfie)
+        try scratch.write("batch/a/qr.txt", Self.qr)
+        try scratch.write("batch/a/selfie.jpg", try Self.selfie)
+        let results = try FolderIngest(root: URL(fileURLWithPath: scratch.path("batch"))).jobs()
+        guard let job = results.compactMap({ try? $0.get() }).first(where: { $0.inputId == "a/SELFIE" }),
+              case .file(let listed) = job.images[.selfie] else { Issue.record("no selfie job: \(results)"); return }
+        let stage = DecodeStage(scanner: BarcodeScanner.Configuration(symbologies: [.qrCode], decoder: .init()),
+                                allowedPaths: FileConfinement(directories: []))
+        #expect((try? stage(job)) != nil, "before the swap the listed file decodes")
+
+        // The attacker moves the folder away and leaves a symlink to a folder outside in its place.
+        try FileManager.default.moveItem(atPath: scratch.path("batch/a"), toPath: scratch.path("batch/a-moved"))
+        try scratch.link("batch/a", to: scratch.path("outside/a"))
+        #expect(FileManager.default.contents(atPath: listed) != nil, "the listed path now reaches the file outside")
+        let error = #expect(throws: DocumentFailure.self) { try stage(job) }
+        #expect(error?.code == .document(.documentCaptureError))
+        #expect(error?.message == "selfie image selfie.jpg: the path changed while the file was opened")
+        let direct = #expect(throws: BoundedFile.ReadError.self) { try BoundedFile.readText(listed, limit: 1 << 20, resolved: true) }
+        #expect(direct?.reason == .pathChanged)
+    }
+
     @Test("text files over 1 MiB are refused without being read: a sparse 1 GiB mrz.txt costs nothing")
     func largeTextFiles() throws {
         let scratch = try Scratch()
@@ -180,5 +204,14 @@ struct InputTrustTests {
         guard case .failure(let failure) = StreamLine.parse(line, number: 1) else { Issue.record("accepted"); return }
         #expect(failure.failure.code == .document(.documentCaptureError))
         #expect(failure.failure.message == "'\(key)' is \((1 << 20) + 1) bytes, more than the limit of 1048576")
+    }
+
+    @Test("an inline image over the image file limit is refused before it is decoded")
+    func largeInlineImage() {
+        let line = #"{"type":"SELFIE","transactionId":"t-1","selfie":"\#(String(repeating: "QUFB", count: 400))"}"#
+        guard case .failure(let failure) = StreamLine.parse(line, number: 1, maxImageBytes: 1_000) else { Issue.record("accepted"); return }
+        #expect(failure.failure.code == .document(.documentCaptureError))
+        #expect(failure.failure.message == "'selfie' holds more than the image limit of 1000 bytes")
+        guard case .success = StreamLine.parse(line, number: 1, maxImageBytes: 1_200) else { Issue.record("refused at its size"); return }
     }
 }

@@ -36,6 +36,13 @@ struct LineSplitterTests {
                 == [.tooLong(bytes: 5_000), .text("ok"), .tooLong(bytes: 5_000)])
     }
 
+    @Test("a line over the limit that arrives whole in one chunk is refused too, the last one included")
+    func tooLongInOneChunk() async throws {
+        let long = String(repeating: "x", count: 1_001), limit = String(repeating: "y", count: 1_000)
+        #expect(try await lines("\(long)\n\(limit)\n\(long)", chunkSizes: [1 << 16], maxLineBytes: 1_000)
+                == [.tooLong(bytes: 1_001), .text(limit), .tooLong(bytes: 1_001)])
+    }
+
     @Test("any chunking of the same bytes gives the same lines (seeded)", arguments: [1, 7, 42, 2026])
     func chunking(_ seed: UInt64) async throws {
         var generator = SeededGenerator(seed: seed)

@@ -158,30 +158,32 @@ struct StoreTests {
             _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
             _ = try await store.collect(document("d2", "t1", .selfie), at: t0)
             let lease = t0.addingTimeInterval(30)
-            #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0) == .claimed)
+            #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0) == .claimed(attempts: 0))
             // Another process, on the same store.
             try await location.withStore(create: false, encryption: kind.encryption) { other in
-                #expect(try await other.claimSubmission(documentId: "d1", owner: "b", until: lease, at: t0.addingTimeInterval(29)) == .held(until: lease))
+                #expect(try await other.claimSubmission(documentId: "d1", owner: "b", until: lease, at: t0.addingTimeInterval(29)) == .held(until: lease, attempts: 0))
                 #expect(try await other.claimSubmission(documentId: "d1", owner: "b", until: t0.addingTimeInterval(60), at: t0.addingTimeInterval(30))
-                    == .claimed, "an expired claim is taken over")
+                    == .claimed(attempts: 0), "an expired claim is taken over")
                 #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0.addingTimeInterval(31))
-                    == .held(until: t0.addingTimeInterval(60)))
+                    == .held(until: t0.addingTimeInterval(60), attempts: 0))
                 _ = try await other.finishSubmission(documentId: "d1", type: .governmentId, of: "t1", accepted: true, error: nil,
                                                      at: t0.addingTimeInterval(32))
                 #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0.addingTimeInterval(33)) == .accepted)
 
-                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0) == .claimed)
-                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0.addingTimeInterval(1)) == .claimed,
+                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0) == .claimed(attempts: 0))
+                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0.addingTimeInterval(1)) == .claimed(attempts: 0),
                         "its owner renews it")
                 try await store.releaseSubmission(documentId: "d2", owner: "b")
-                #expect(try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .held(until: lease),
+                #expect(try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .held(until: lease, attempts: 0),
                         "only the owner can release")
                 try await store.releaseSubmission(documentId: "d2", owner: "a")
                 #expect(try await other.submission(documentId: "d2") == nil, "a released claim on a submission never tried leaves no row")
-                #expect(try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .claimed)
-                // A failed submission ends the claim too: the document may be claimed and sent again.
+                #expect(try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .claimed(attempts: 0))
+                // A failed submission ends the claim too: the document may be claimed again, and the claim counts the
+                // attempt, so that a claimant that waited knows the holder finished it.
+                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0) == .held(until: lease, attempts: 0))
                 _ = try await other.finishSubmission(documentId: "d2", type: .selfie, of: "t1", accepted: false, error: "HTTP 400", at: t0)
-                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0) == .claimed)
+                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0) == .claimed(attempts: 1))
             }
             await #expect(throws: StoreError.unknownDocument("nope")) {
                 _ = try await store.claimSubmission(documentId: "nope", owner: "a", until: lease, at: t0)

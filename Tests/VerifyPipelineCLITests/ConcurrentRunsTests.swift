@@ -69,4 +69,32 @@ struct ConcurrentRunsTests {
         }
         #expect(completed == 150, "\(context)")
     }
+
+    @Test("a process that waited on another's claim does not send again what the other sent and saw refused")
+    func waiterAfterRefusal() async throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let folder = try temporaryFolder("waiter")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let batch = try fieldBatch(folder, transactions: ["slowbad-1"], phone: false)
+        let pipeline = try pipelineFile(folder, """
+            policy:
+              documents: {EMAIL: REQUIRED, PHONE: DISABLED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
+            submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 10}
+            """)
+        let arguments = ["run", batch.path, "--store", folder.appendingPathComponent("store.sqlite").path, "--pipeline", pipeline]
+        // The first sends and holds the claim while the server takes 3 s to refuse; the second starts meanwhile.
+        let first = try InteractiveProcess(arguments)
+        await eventually(timeout: 30) { !server.requests.isEmpty }
+        let second = try InteractiveProcess(arguments)
+        #expect(first.waitForExit() && second.waitForExit())
+        let answers = [first, second].compactMap { $0.nextLine(timeout: 1) }
+        print("[waiter] \(server.requests.count) request(s); " + answers.joined(separator: " | "))
+        #expect(server.requests.count == 1, "the document was sent once")
+        #expect(first.process.terminationStatus == 1 && second.process.terminationStatus == 1)
+        let lines = try answers.flatMap { try resultLines($0) }
+        #expect(lines.count == 2 && lines.allSatisfy { $0.error?.code == "submissionError" })
+        #expect(lines.contains { $0.error?.message == "sent by another process at the same time, which failed: "
+                                     + "submissionError: the submission endpoint answered HTTP 400" }, "\(answers)")
+    }
 }

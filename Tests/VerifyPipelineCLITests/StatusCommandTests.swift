@@ -54,15 +54,23 @@ struct StatusCommandTests {
         _ = try await store.openTransaction(NewTransaction(id: "txn-escape", verificationCode: "1", policy: [.selfie: .required],
                                                            createdAt: t0, expiresAt: t0.addingTimeInterval(1800)))
         _ = try await store.collect(DocumentRecord(id: "doc-e", transactionId: "txn-escape", type: .selfie, fields: DocumentFields(),
-                                                   source: "batch/\u{1B}[2J\u{1B}[H\u{202E}gpj.exe/selfie.jpg", contentHash: "h",
+                                                   source: "batch/\u{1B}[2J\u{1B}[H\u{202E}gpj.exe/\u{9B}2Jselfie.jpg", contentHash: "h",
                                                    createdAt: t0), at: t0)
         _ = try await store.apply(.reject, to: .selfie, of: "txn-escape", reason: "bell\u{07} and\rreturn", at: t0)
         let outcome = try await CLIRunner.run(["status", "txn-escape", "--store", "sqlite:\(path)"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let bytes = Array(outcome.stdout.utf8)
         #expect(!bytes.contains(0x1B) && !bytes.contains(0x07) && !bytes.contains(0x0D) && !outcome.stdout.contains("\u{202E}"))
-        #expect(outcome.stdout.contains("batch/\\u{1B}[2J\\u{1B}[H\\u{202E}gpj.exe/selfie.jpg"))
+        #expect(outcome.stdout.contains("batch/\\u{1B}[2J\\u{1B}[H\\u{202E}gpj.exe/\\u{9B}2Jselfie.jpg"))
         #expect(outcome.stdout.contains("(bell\\u{7} and\\u{D}return)"))
+        // JSON escapes C0 itself; C1 and the bidi override are escaped as well, and the value reads back the same.
+        let json = try await CLIRunner.run(["status", "txn-escape", "--store", "sqlite:\(path)", "--json"])
+        #expect(json.status == 0)
+        #expect(!json.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value) || $0 == "\u{202E}" })
+        #expect(json.stdout.lowercased().contains(#"batch/\u001b[2j\u001b[h\u202egpj.exe/\u009b2jselfie.jpg"#), "\(json.stdout)")
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let documents = object?["documents"] as? [[String: Any]]
+        #expect(documents?.first?["source"] as? String == "batch/\u{1B}[2J\u{1B}[H\u{202E}gpj.exe/\u{9B}2Jselfie.jpg")
         // Listing too; and an id typed on the command line is escaped in the error line.
         let missing = try await CLIRunner.run(["status", "no\u{1B}[2Jpe", "--store", "sqlite:\(path)"])
         #expect(missing.status == 1 && missing.stderr.contains("no transaction 'no\\u{1B}[2Jpe' in the store"))

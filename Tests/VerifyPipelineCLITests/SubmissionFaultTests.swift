@@ -37,8 +37,8 @@ struct SubmissionFaultTests {
         return status
     }
 
-    @Test("302 and 307: not followed, the other server sees nothing, a submissionError naming the status, back to REQUIRED",
-          arguments: [("found-1", 302), ("temporary-1", 307)])
+    @Test("301, 302, 303, 307 and 308: not followed, the other server sees nothing, a submissionError naming the status, back to REQUIRED",
+          arguments: [("moved-1", 301), ("found-1", 302), ("seeother-1", 303), ("temporary-1", 307), ("permanent-1", 308)])
     func redirect(transaction: String, code: Int) async throws {
         let endpoint = try LoopbackServer(), elsewhere = try LoopbackServer()
         defer { endpoint.shutdown(); elsewhere.shutdown() }
@@ -103,6 +103,30 @@ struct SubmissionFaultTests {
         #expect(server.keys.allSatisfy { server.acceptedCount(forKey: $0) == 1 })
     }
 
+    @Test("a risk evaluation whose 200 trickles a byte a second holds the run no longer than its timeout; the document is accepted once")
+    func riskTrickle() async throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        server.riskTrickles = true
+        let test = try Self.makeCase("risk-trickle", transaction: "accept-risk", submitter: """
+            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 2, retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 20}}
+            protect: {enabled: true, envId: env-1, customHost: "\(server.baseURL)"}
+            """)
+        defer { try? FileManager.default.removeItem(at: test.folder) }
+        let start = ContinuousClock.now
+        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
+        let elapsed = ContinuousClock.now - start
+        print("[risk trickle] run ended after \(elapsed)")
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        // The body would take 100,000 s; the evaluation's own timeout is 2 s, and room for a busy CI machine.
+        #expect(elapsed < .seconds(2 + 15))
+        #expect(server.requests.contains { $0.path.hasSuffix("/riskEvaluations") })
+        #expect(try await Self.report("risk trickle", test, transaction: "accept-risk", servers: [("endpoint", server)]) == "PROCESSED")
+        let status = try await CLIRunner.run(["status", "accept-risk", "--signals", "--json", "--store", test.store])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        #expect((object["riskEvaluation"] as? [String: Any])?["error"] as? String == "timed out", "\(status.stdout)")
+    }
+
     @Test("a 200 with a 2 MB body is accepted, once")
     func bigBody() async throws {
         let server = try LoopbackServer()
@@ -154,5 +178,26 @@ struct SubmissionFaultTests {
         let misconfigured = try await CLIRunner.run(["run", missingCA.batch.path, "--store", missingCA.store, "--pipeline", missingCA.pipeline])
         #expect(misconfigured.status == 2)
         #expect(misconfigured.stderr.contains("'submitter.caFile'"))
+    }
+
+    @Test("https: a trusted certificate for another host name is refused at once, not retried")
+    func tlsOtherHost() async throws {
+        let certificates = try #require(ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
+                                        "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
+        let server = try LoopbackServer(certificate: certificates + "/other-host.pem", key: certificates + "/other-host.key")
+        defer { server.shutdown() }
+        let test = try Self.makeCase("tls-other-host", transaction: "accept-host", submitter: """
+            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, caFile: "\(certificates)/ca.pem",
+             retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
+            """)
+        defer { try? FileManager.default.removeItem(at: test.folder) }
+        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
+        #expect(run.status == 1)
+        let line = try #require(try resultLines(run.stdout).first)
+        #expect(line.error?.code == "submissionError")
+        // A retried failure would say "gave up after 3 attempts".
+        #expect(line.error?.message == "the submission endpoint's TLS certificate does not name its host", "\(line.error?.message ?? "")")
+        #expect(try await Self.report("https, other host", test, transaction: "accept-host", servers: [("endpoint", server)]) == "REQUIRED")
+        #expect(server.requests.isEmpty)
     }
 }

@@ -58,7 +58,7 @@ struct FolderIngest {
     func text(_ url: URL, code: DocumentSubmissionErrorCode) -> Result<String, DocumentFailure> {
         confined(url).flatMap { path in
             do throws(BoundedFile.ReadError) {
-                return .success(try BoundedFile.readText(path, limit: TextInput.maxBytes))
+                return .success(try BoundedFile.readText(path, limit: TextInput.maxBytes, resolved: true))
             } catch {
                 let code: DocumentSubmissionErrorCode = if case .tooLarge = error.reason { .documentCaptureError } else { code }
                 return .failure(DocumentFailure(code, "\(relative(url)): \(error.message)"))

@@ -39,7 +39,8 @@ struct LineSplitter<Chunks: AsyncSequence>: AsyncSequence where Chunks.Element =
                         lineStart = newline + 1
                         searchFrom = lineStart
                     }
-                    if dropped > 0 {
+                    // A line that arrived whole in one chunk is held to the limit as one that streamed past.
+                    if dropped > 0 || newline - lineStart > maxLineBytes {
                         defer { dropped = 0 }
                         return .tooLong(bytes: dropped + newline - lineStart)
                     }
@@ -75,7 +76,7 @@ struct LineSplitter<Chunks: AsyncSequence>: AsyncSequence where Chunks.Element =
                 (lineStart, searchFrom) = (0, 0)
             }
             let rest = buffer[lineStart...]
-            if dropped > 0 { return .tooLong(bytes: dropped + rest.count) }
+            if dropped > 0 || rest.count > maxLineBytes { return .tooLong(bytes: dropped + rest.count) }
             guard rest.contains(where: { $0 != 0x20 && $0 != 0x0D && $0 != 0x09 }) else { return nil }
             return .text(String(decoding: rest, as: UTF8.self))
         }

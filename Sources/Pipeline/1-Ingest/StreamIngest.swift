@@ -1,4 +1,5 @@
 import Foundation
+import ImageDecoding
 import VerifyModel
 
 /// The size of one text input (`mrz.txt`, `qr.txt`, `fields.json`, `transaction.json`, and a stream line's text
@@ -57,7 +58,7 @@ enum StreamLine {
         "selfiePath", "mrz", "barcode", "email", "phone", "fields", "skip", "createdAt", "expiresAt",
     ]
 
-    static func parse(_ line: String, number: Int) -> Result<DocumentJob, IngestFailure> {
+    static func parse(_ line: String, number: Int, maxImageBytes: Int = ImageFile.maxBytes) -> Result<DocumentJob, IngestFailure> {
         let source = "stdin:\(number)"
         var inputId = "line-\(number)"
         func fail(_ code: DocumentSubmissionErrorCode, _ message: String, type: DocumentType? = nil) -> Result<DocumentJob, IngestFailure> {
@@ -121,6 +122,10 @@ enum StreamLine {
         for (role, inline, path) in [(ImageRole.front, "frontImage", "frontImagePath"), (.back, "backImage", "backImagePath"),
                                      (.selfie, "selfie", "selfiePath")] {
             if let base64 = object[inline] as? String {
+                // Held to the same limit as an image file, before it is decoded.
+                guard base64.utf8.count / 4 * 3 <= maxImageBytes else {
+                    return fail(.documentCaptureError, "'\(inline)' holds more than the image limit of \(maxImageBytes) bytes", type: type)
+                }
                 guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), !data.isEmpty else {
                     return fail(.documentCaptureError, "'\(inline)' is not valid base64", type: type)
                 }

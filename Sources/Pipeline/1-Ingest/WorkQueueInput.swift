@@ -36,13 +36,19 @@ public struct QueueInput: Sendable {
     }
 }
 
-/// Registers documents in the work queue (`verify-pipeline enqueue`): a folder's jobs or NDJSON lines,
-/// as one batch. Transactions named by QR text are opened now, so that workers may take documents in
-/// any order. Inputs that cannot become jobs are returned as failures and not queued.
+/// Registers documents in the work queue (`verify-pipeline enqueue`): a folder's jobs or NDJSON lines, as one
+/// batch. Transactions named by QR text are opened now, so that workers may take documents in any order. Inputs
+/// that cannot become jobs (a bad line, a QR with another verification code) are returned as failures and not
+/// queued; the rest go on.
 public struct Enqueuer: Sendable {
     let configuration: PipelineConfiguration
     let store: any TransactionStore
     let queue: any WorkQueue
+
+    /// Lines are queued as they are read, in database transactions of at most this many jobs or bytes, so that a
+    /// long standard input is never held whole. A folder's jobs (paths, not images) go in one, with their groups.
+    static let flushJobs = 256
+    static let flushBytes = 64 << 20
 
     public init(configuration: PipelineConfiguration, store: any TransactionStore, queue: any WorkQueue) {
         self.configuration = configuration
@@ -51,38 +57,60 @@ public struct Enqueuer: Sendable {
     }
 
     public func enqueue(_ input: PipelineInput) async throws -> (batch: Int64, queued: Int, refused: [DocumentOutcome]) {
-        var results: [Result<DocumentJob, IngestFailure>] = []
-        let kind: WorkBatchKind
+        var pending = Pending()
         switch input {
         case .folder(let url):
             guard FolderIngest.isDirectory(url) else { throw DocumentFailure(.noDocumentToSubmitError, "\(url.path) is not a folder") }
-            results = try FolderIngest(root: url).jobs()
-            kind = .folder
+            let results = try FolderIngest(root: url).jobs()
+            let batch = try await queue.createBatch(.folder)
+            for result in results { try await admit(result, to: &pending) }
+            try await flush(&pending, batch: batch)
+            return (batch, pending.queued, pending.refused)
         case .lines(let descriptor):
-            results = try await ByteInput.withChunks(fileDescriptor: descriptor) { chunks in
-                var results: [Result<DocumentJob, IngestFailure>] = []
-                try await StreamLine.inputs(in: chunks, maxLineBytes: configuration.maxLineBytes) { results.append($0) }
-                return results
+            let batch = try await queue.createBatch(.stream)
+            try await ByteInput.withChunks(fileDescriptor: descriptor) { chunks in
+                try await StreamLine.inputs(in: chunks, maxLineBytes: configuration.maxLineBytes) { result in
+                    try await admit(result, to: &pending)
+                    if pending.jobs.count >= Self.flushJobs || pending.bytes >= Self.flushBytes { try await flush(&pending, batch: batch) }
+                }
             }
-            kind = .stream
+            try await flush(&pending, batch: batch)
+            return (batch, pending.queued, pending.refused)
         case .queue:
             throw DocumentFailure(.noDocumentToSubmitError, "enqueue reads a folder or standard input")
         }
+    }
+
+    struct Pending {
         var jobs: [NewWorkItem] = []
+        var bytes = 0
+        var queued = 0
         var refused: [DocumentOutcome] = []
-        for result in results {
-            switch result {
-            case .failure(let failure):
-                refused.append(failure.outcome)
-            case .success(let job):
-                if case .qr(let qr) = job.identity {
+    }
+
+    private func admit(_ result: Result<DocumentJob, IngestFailure>, to pending: inout Pending) async throws {
+        switch result {
+        case .failure(let failure):
+            pending.refused.append(failure.outcome)
+        case .success(let job):
+            if case .qr(let qr) = job.identity {
+                do {
                     _ = try await store.openTransaction(job.newTransaction(qr, configuration: configuration, now: Date()))
+                } catch {
+                    pending.refused.append(DocumentOutcome(input: job.input(), transactionId: nil, failure: DocumentFailure(error)))
+                    return
                 }
-                jobs.append(NewWorkItem(job: String(decoding: try QueueInput.encoder.encode(job), as: UTF8.self), group: job.inputGroup))
             }
+            let encoded = String(decoding: try QueueInput.encoder.encode(job), as: UTF8.self)
+            pending.jobs.append(NewWorkItem(job: encoded, group: job.inputGroup))
+            pending.bytes += encoded.utf8.count
         }
-        let batch = try await queue.createBatch(kind)
-        try await queue.enqueue(jobs, batch: batch)
-        return (batch, jobs.count, refused)
+    }
+
+    private func flush(_ pending: inout Pending, batch: Int64) async throws {
+        guard !pending.jobs.isEmpty else { return }
+        try await queue.enqueue(pending.jobs, batch: batch)
+        pending.queued += pending.jobs.count
+        (pending.jobs, pending.bytes) = ([], 0)
     }
 }

@@ -39,7 +39,7 @@ struct DecodeStage: Sendable {
                 bytes = data
             case .file(let path):
                 do {
-                    bytes = try ImageFile.read(path)
+                    bytes = try ImageFile.read(path, resolved: true)
                 } catch {
                     throw DocumentFailure(error, context: "\(role.rawValue) image \(URL(fileURLWithPath: path).lastPathComponent)")
                 }
@@ -50,7 +50,7 @@ struct DecodeStage: Sendable {
                                           + "give --allow-path DIR or ingest.allowedPaths, or send the image inline")
                 }
                 let unusable = DocumentFailure(.documentCaptureError, "'\(key)' does not name a readable image inside the allowed directories")
-                guard let resolved = allowedPaths.resolve(path), let read = try? ImageFile.read(resolved),
+                guard let resolved = allowedPaths.resolve(path), let read = try? ImageFile.read(resolved, resolved: true),
                       let decoded = try? decoder.decode(read, targetPixels: scanner.firstPassPixels) else {
                     throw unusable
                 }

@@ -127,7 +127,7 @@ struct ScanStage: Sendable {
             } else {
                 let bytes: [UInt8]
                 do {
-                    bytes = try ImageFile.read(path)
+                    bytes = try ImageFile.read(path, resolved: true)
                 } catch {
                     firstError = firstError ?? DocumentFailure(.documentCaptureError, "\(name): cannot read the file")
                     continue

@@ -10,6 +10,11 @@ struct SubmissionClaims: Sendable {
     let lease: Duration
     /// How often a claim another process holds is looked at again: it ends when that process finishes the document.
     let recheck = Duration.milliseconds(200)
+
+    func expiry(from time: Date) -> Date {
+        let (seconds, attoseconds) = lease.components
+        return time.addingTimeInterval(TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
+    }
 }
 
 /// Claims a recorded document's submission, sends it with its transaction's Protect payload and records how it
@@ -28,13 +33,21 @@ struct SubmitStage: Sendable {
     func callAsFunction(_ document: DocumentToSubmit, input: DocumentInput) async throws(StageStop) -> DocumentOutcome {
         let assembled = document.document, documentId = assembled.documentId
         do throws(StoreError) {
-            if try await claim(documentId) == .accepted {
+            switch try await claim(documentId) {
+            case .send:
+                break
+            case .accepted:
                 // Another process sent it while this one waited.
-                guard let current = try await store.transaction(id: document.transaction.id) else {
-                    throw StoreError.unknownTransaction(document.transaction.id)
-                }
-                var outcome = responses.outcome(input, type: assembled.job.type, documentId: documentId, fields: assembled.fields, current)
+                var outcome = try await outcome(of: document, input: input)
                 outcome.alreadySubmitted = true
+                return outcome
+            case .failedElsewhere:
+                // The process this one waited for sent it and failed for good: sending it again would send it once
+                // more per waiting process. Its failure is this run's answer too.
+                await release(documentId)
+                let reason = try await store.submission(documentId: documentId)?.error ?? "no reason recorded"
+                var outcome = try await outcome(of: document, input: input)
+                outcome.failure = DocumentFailure(.submissionError, "sent by another process at the same time, which failed: \(reason)")
                 return outcome
             }
         } catch {
@@ -49,19 +62,61 @@ struct SubmitStage: Sendable {
         }
     }
 
-    /// Claims the submission, waiting while another process holds it: that one finishes it (then it is accepted, or
-    /// free to send again) or its claim expires (it died) and this one takes over.
-    private func claim(_ documentId: String) async throws(StoreError) -> SubmissionClaim {
+    enum Turn {
+        /// Claimed: this process sends it.
+        case send
+        /// Accepted already, by an earlier run or another process.
+        case accepted
+        /// Another process held it while this one waited, and recorded a failure.
+        case failedElsewhere
+    }
+
+    /// Claims the submission, waiting while another process holds it: that one finishes it (accepted, or failed:
+    /// its attempt count moved) or lets it go (cancelled, or its claim expired because it died) and this one sends.
+    private func claim(_ documentId: String) async throws(StoreError) -> Turn {
+        var attemptsWhenHeld: Int?
         while true {
             let time = now()
-            let expiry = time.addingTimeInterval(TimeInterval(claims.lease.components.seconds))
-            let claim = try await store.claimSubmission(documentId: documentId, owner: claims.owner, until: expiry, at: time)
-            guard case .held(let until) = claim else { return claim }
-            let wait = min(claims.recheck, .milliseconds(Int64(max(until.timeIntervalSince(time), 0) * 1000) + 1))
+            switch try await store.claimSubmission(documentId: documentId, owner: claims.owner, until: claims.expiry(from: time), at: time) {
+            case .accepted:
+                return .accepted
+            case .claimed(let attempts):
+                if let before = attemptsWhenHeld, attempts > before { return .failedElsewhere }
+                return .send
+            case .held(let until, let attempts):
+                attemptsWhenHeld = attemptsWhenHeld ?? attempts
+                let wait = min(claims.recheck, .milliseconds(Int64(max(until.timeIntervalSince(time), 0) * 1000) + 1))
+                do {
+                    try await Task.sleep(for: wait)
+                } catch {
+                    throw .cancelled
+                }
+            }
+        }
+    }
+
+    /// The document's result line from its transaction as stored now.
+    private func outcome(of document: DocumentToSubmit, input: DocumentInput) async throws(StoreError) -> DocumentOutcome {
+        guard let current = try await store.transaction(id: document.transaction.id) else {
+            throw StoreError.unknownTransaction(document.transaction.id)
+        }
+        let assembled = document.document
+        return responses.outcome(input, type: assembled.job.type, documentId: assembled.documentId, fields: assembled.fields, current)
+    }
+
+    /// Renews the claim every third of the lease while the document is being sent, so that a send slowed by
+    /// something the lease does not count (a slow store, a busy machine) is not taken over by another process.
+    /// Ends when cancelled, or when the claim was lost (then the other process's send is fenced by the idempotency key).
+    private func renewClaim(_ documentId: String) async {
+        while true {
             do {
-                try await Task.sleep(for: wait)
+                try await Task.sleep(for: claims.lease / 3)
+                let time = now()
+                guard case .claimed = try await store.claimSubmission(documentId: documentId, owner: claims.owner,
+                                                                       until: claims.expiry(from: time), at: time) else { return }
             } catch {
-                throw .cancelled
+                // Cancelled with the send, or the store failed: the lease runs out on its own.
+                return
             }
         }
     }
@@ -81,12 +136,22 @@ struct SubmitStage: Sendable {
         } catch {
             throw .failed(DocumentFailure(error))
         }
-        let result: SubmissionResult
-        do {
-            result = try await submitter.submit(request)
-        } catch {
-            throw .cancelled
+        // The send, with the claim renewed beside it; nil when the run was cancelled mid-send.
+        let submitter = submitter
+        let sent = await withTaskGroup(of: SubmissionResult?.self) { group in
+            group.addTask { try? await submitter.submit(request) }
+            group.addTask {
+                await renewClaim(documentId)
+                return nil
+            }
+            var result: SubmissionResult?
+            for await case let answer? in group {
+                result = answer
+                group.cancelAll()
+            }
+            return result
         }
+        guard let result = sent else { throw .cancelled }
         await signals.retried(request.transactionId, times: result.attempts - 1)
         let error: DocumentSubmissionError? = if case .failed(let error, _) = result { error } else { nil }
         do {

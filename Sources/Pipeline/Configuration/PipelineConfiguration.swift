@@ -229,7 +229,12 @@ extension PipelineConfiguration {
                 }
                 submitter.endpoint = url
             }
-            submitter.tokenEnv = try section.string("tokenEnv")
+            if let name = try section.string("tokenEnv") {
+                guard Self.isVariableName(name) else {
+                    throw section.error("tokenEnv", "must name an environment variable (letters, digits and _), not hold a token")
+                }
+                submitter.tokenEnv = name
+            }
             submitter.caFile = try section.string("caFile")
             if let timeout = try section.double("timeoutSeconds", in: 0.1...3600) { submitter.timeoutSeconds = timeout }
             if let retry = try section.section("retry") {
@@ -250,7 +255,7 @@ extension PipelineConfiguration {
                 try encryption.only(["enabled", "keyEnv"])
                 if let enabled = try encryption.bool("enabled") { storeEncryption.enabled = enabled }
                 if let name = try encryption.string("keyEnv") {
-                    guard name.range(of: #"^[A-Za-z_][A-Za-z0-9_]{0,127}$"#, options: .regularExpression) != nil else {
+                    guard Self.isVariableName(name) else {
                         throw encryption.error("keyEnv", "must name an environment variable (letters, digits and _), not hold a key")
                     }
                     storeEncryption.keyEnv = name
@@ -287,6 +292,11 @@ extension PipelineConfiguration {
 
     /// The transaction lifetimes a pipeline may set: from a second to a year.
     static let lifetimes: ClosedRange<TimeInterval> = 1...(365 * 86_400)
+
+    /// A name for an environment variable that holds a secret: the file names the variable, never the secret.
+    static func isVariableName(_ text: String) -> Bool {
+        text.range(of: #"^[A-Za-z_][A-Za-z0-9_]{0,127}$"#, options: .regularExpression) != nil
+    }
 
     /// `90s`, `30m`, `12h`, `7d`, or plain seconds; nil for anything else, infinities and NaN included.
     static func duration(_ text: String) -> TimeInterval? {

@@ -8,10 +8,11 @@ import Synchronization
 /// A real HTTP server on 127.0.0.1 standing in for the submission API and the risk-evaluation API.
 /// It behaves like an idempotent API: a document whose Idempotency-Key was accepted before gets 409.
 /// The transaction id's first word picks the fault to inject for a key's first requests:
-/// `accept`, `flaky` (500 twice), `conflict` (409), `bad` (400), `slow` (answers after the client's timeout),
+/// `accept`, `flaky` (500 twice), `conflict` (409), `bad` (400), `slowbad` (400 after 3 s), `slow` (answers after the client's timeout),
 /// `drop` (accepts, then closes the connection without an answer), `partial` (accepts: 201, then closes halfway
-/// through the body), `found` and `temporary` (302 and 307 to `redirectTarget`), `trickle` (200, then a body of a
-/// byte a second), `big` (200 with a 2 MB body).
+/// through the body), `moved`, `found`, `seeother`, `temporary` and `permanent` (301, 302, 303, 307 and 308 to
+/// `redirectTarget`), `trickle` (200, then a body of a byte a second), `big` (200 with a 2 MB body). The risk
+/// evaluation answers at once, or with `riskTrickles` a 200 whose body comes a byte a second.
 public final class LoopbackServer: Sendable {
     public struct Request: Sendable {
         public var path: String
@@ -26,8 +27,9 @@ public final class LoopbackServer: Sendable {
         var seen: [String: Int] = [:]
         /// While set, document requests are read and never answered (a submitter stuck on a dead API).
         var hanging = false
-        /// Where `found` and `temporary` redirect to (another server's base URL).
+        /// Where the redirecting scenarios send the client (another server's base URL).
         var redirectTarget = "http://127.0.0.1:9"
+        var riskTrickles = false
     }
 
     /// Shared by the server and its connection handlers.
@@ -88,6 +90,14 @@ public final class LoopbackServer: Sendable {
         get { ledger.withLock { $0.hanging } }
         set { ledger.withLock { $0.hanging = newValue } }
     }
+    public var riskTrickles: Bool {
+        get { ledger.withLock { $0.riskTrickles } }
+        set { ledger.withLock { $0.riskTrickles = newValue } }
+    }
+
+    static let redirects: [String: HTTPResponseStatus] = [
+        "moved": .movedPermanently, "found": .found, "seeother": .seeOther, "temporary": .temporaryRedirect, "permanent": .permanentRedirect,
+    ]
 
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = HTTPServerRequestPart
@@ -120,8 +130,18 @@ public final class LoopbackServer: Sendable {
             let headers = Dictionary(head.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
             let request = Request(path: head.uri, headers: headers, body: body)
             if head.uri.hasSuffix("/riskEvaluations") {
-                ledger.withLock { $0.requests.append(request) }
-                send(context, status: .ok, body: #"{"id":"risk-1","result":{"level":"LOW"}}"#)
+                let trickles = ledger.withLock { ledger in
+                    ledger.requests.append(request)
+                    return ledger.riskTrickles
+                }
+                if trickles {
+                    var headers = HTTPHeaders()
+                    headers.add(name: "Content-Length", value: "100000")
+                    context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+                    trickle(context)
+                } else {
+                    send(context, status: .ok, body: #"{"id":"risk-1","result":{"level":"LOW"}}"#)
+                }
                 return
             }
             let key = headers["idempotency-key"] ?? ""
@@ -145,6 +165,10 @@ public final class LoopbackServer: Sendable {
                 send(context, status: .conflict, body: #"{"error":"already accepted"}"#)
             case "bad":
                 send(context, status: .badRequest, body: #"{"error":"bad document"}"#)
+            case "slowbad":
+                context.eventLoop.scheduleTask(in: .seconds(3)) {
+                    self.send(context, status: .badRequest, body: #"{"error":"bad document"}"#)
+                }
             case "slow" where attempt == 1:
                 accept()
                 context.eventLoop.scheduleTask(in: .seconds(3)) {
@@ -160,11 +184,11 @@ public final class LoopbackServer: Sendable {
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .created, headers: responseHead))), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: #"{"status":"acc"#)))), promise: nil)
                 context.close(promise: nil)
-            case "found", "temporary":
+            case _ where LoopbackServer.redirects[scenario] != nil:
                 var headers = HTTPHeaders()
                 headers.add(name: "Location", value: target + head.uri)
                 headers.add(name: "Content-Length", value: "0")
-                let status: HTTPResponseStatus = scenario == "found" ? .found : .temporaryRedirect
+                let status = LoopbackServer.redirects[scenario] ?? .found
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             case "trickle":
