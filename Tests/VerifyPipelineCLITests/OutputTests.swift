@@ -51,6 +51,27 @@ struct OutputTests {
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("s.sqlite").path), "refused before any work")
     }
 
+    @Test("stderr a closed pipe: the run ends with its own exit status, the summary lost, never a signal", arguments: ["run", "bad-pipeline"])
+    func closedStandardError(_ what: String) async throws {
+        let folder = try temporaryFolder("stderr-closed")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try "colour: blue\n".write(to: folder.appendingPathComponent("bad.yaml"), atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = CLIRunner.executable
+        process.arguments = ["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images"]
+            + (what == "run" ? [] : ["--pipeline", folder.appendingPathComponent("bad.yaml").path])
+        process.currentDirectoryURL = CLIRunner.root
+        process.environment = CLIRunner.environment
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try err.fileHandleForReading.close()    // nobody reads stderr: every write there fails with EPIPE
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit, "ended by signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == (what == "run" ? 1 : 2), "three sample documents fail on purpose; a bad pipeline is exit 2")
+    }
+
     @Test("a write that fails (the file-size limit here, a full disk alike) ends the run with exit 2 and a clear line, not a signal")
     func writeError() async throws {
         let folder = try temporaryFolder("output-full")

@@ -90,6 +90,27 @@ struct WorkerTests {
         }
     }
 
+    @Test("enqueue from standard input: a bad line and a QR with another verification code are refused alone, the rest queued")
+    func enqueueRefusesLinesAlone() async throws {
+        let store = try await freshPostgresStore()
+        func qr(_ transaction: String, _ code: String) -> String {
+            "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=\(transaction)&code=\(code)"
+        }
+        let lines = [
+            #"{"id":"a","qr":"\#(qr("accept-q1", "C1"))","type":"EMAIL","email":"a@example.com"}"#,
+            #"{"id":"b","qr":"\#(qr("accept-q1", "OTHER"))","type":"PHONE","phone":"+1 555 0100"}"#,
+            "{not json",
+        ] + (0..<300).map { #"{"id":"m\#($0)","qr":"\#(qr("accept-m\($0)", "C\($0)"))","type":"EMAIL","email":"m\#($0)@example.com"}"# }
+        let enqueue = try await CLIRunner.run(["enqueue", "-", "--store", store], stdin: lines.joined(separator: "\n") + "\n")
+        #expect(enqueue.status == 1, "\(enqueue.stderr)")
+        // 301 queued, over more than one database transaction (256 at most each).
+        #expect(enqueue.stderr.contains("301 documents queued in batch"), "\(enqueue.stderr)")
+        #expect(enqueue.stderr.contains("2 refused"))
+        let refused = try resultLines(enqueue.stdout)
+        #expect(refused.map(\.id) == ["b", "line-3"])
+        #expect(refused.map { $0.error?.code } == ["initiateDocumentTransactionError", "invalidKeyMap"])
+    }
+
     @Test("enqueue and worker need a PostgreSQL store; status works unchanged against PostgreSQL")
     func needsPostgres() async throws {
         let folder = try temporaryFolder("enqueue-sqlite")
