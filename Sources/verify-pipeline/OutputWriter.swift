@@ -9,8 +9,8 @@ import VerifyModel
 /// Writes one NDJSON line per document, each as soon as it is done (no buffering across lines), to stdout or to
 /// `--output`. A file is written under a temporary name in its folder and renamed into place by `finish()`, so a
 /// reader never sees half a file under the final name; an existing path that is not a regular file (a FIFO, a
-/// symlink, a device, a folder) is refused, not replaced. A write that fails (a full disk) stops the writing and
-/// is reported by `finish()`, never by a signal.
+/// symlink, a device, a folder) is refused, not replaced. A write that fails (a full disk) stops the writing (and the
+/// caller stops the run) and is reported by `finish()`, never by a signal.
 actor OutputWriter {
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -46,8 +46,10 @@ actor OutputWriter {
         file = (path, String(cString: template))
     }
 
-    func write(_ outcome: DocumentOutcome) {
-        guard writeError == nil else { return }
+    /// false once a write has failed: nothing more is written, and `finish()` reports it.
+    @discardableResult
+    func write(_ outcome: DocumentOutcome) -> Bool {
+        guard writeError == nil else { return false }
         // A result line that cannot be encoded still gets a line, so the reader keeps one line per input.
         var data = (try? encoder.encode(ResultLine(outcome: outcome))) ?? Data(#"{"error":{"code":"submissionError","message":"result could not be encoded"}}"#.utf8)
         // A folder's name or a field may hold a terminal control JSON leaves raw (C1, bidi marks); those start with
@@ -62,10 +64,11 @@ actor OutputWriter {
             if result < 0, errno == EINTR { continue }
             guard result > 0 else {
                 writeError = String(cString: strerror(errno))
-                return
+                return false
             }
             written += result
         }
+        return true
     }
 
     /// For a run that ends before `finish()`: the temporary file is removed, the final path left as it was.

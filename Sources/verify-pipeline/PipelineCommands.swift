@@ -190,8 +190,11 @@ struct PipelineOptions: ParsableArguments {
     static func serve(_ runner: PipelineRunner, input: PipelineInput, output: OutputWriter, showProgress: Bool,
                       shutdownGrace: Duration, logger: Logger, alongside: [any Service] = []) async throws -> RunSummary {
         let progress = showProgress ? ProgressBar() : nil
-        let service = PipelineService(runner: runner, input: input) { outcome, state in
-            await output.write(outcome)
+        let stop = StopSignal()
+        let service = PipelineService(runner: runner, input: input, stop: stop) { outcome, state in
+            // A result that cannot be written (a full disk) stops the intake as SIGTERM would: documents in flight
+            // finish, and `finish()` reports the error with exit 2.
+            if await !output.write(outcome) { stop.stop() }
             progress?.update(state)
         }
         var configuration = ServiceGroupConfiguration(
@@ -263,11 +266,15 @@ final class PipelineService: Service, Sendable {
     let runner: PipelineRunner
     let input: PipelineInput
     let emit: @Sendable (DocumentOutcome, RunProgress) async -> Void
+    /// Ends the intake: on SIGINT/SIGTERM, or when the caller says so.
+    let stop: StopSignal
     private let result = Mutex<(RunSummary?, String?)>((nil, nil))
 
-    init(runner: PipelineRunner, input: PipelineInput, emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void) {
+    init(runner: PipelineRunner, input: PipelineInput, stop: StopSignal,
+         emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void) {
         self.runner = runner
         self.input = input
+        self.stop = stop
         self.emit = emit
     }
 
@@ -275,7 +282,7 @@ final class PipelineService: Service, Sendable {
     var inputFailure: String? { result.withLock { $0.1 } }
 
     func run() async throws {
-        let stop = StopSignal()
+        let stop = stop
         await withGracefulShutdownHandler {
             do throws(DocumentFailure) {
                 let summary = try await runner.run(input, stop: stop, emit: emit)
