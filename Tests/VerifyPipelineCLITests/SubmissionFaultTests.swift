@@ -26,6 +26,15 @@ struct SubmissionFaultTests {
         return Case(folder: folder, store: folder.appendingPathComponent("store.sqlite").path, batch: batch, pipeline: pipeline)
     }
 
+    /// `run` over the case's batch, and how long it took (printed).
+    static func timedRun(_ name: String, _ test: Case) async throws -> (CLIRunner.Outcome, Duration) {
+        let start = ContinuousClock.now
+        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
+        let elapsed = ContinuousClock.now - start
+        print("[\(name)] run ended after \(elapsed)")
+        return (run, elapsed)
+    }
+
     /// The EMAIL document's status as stored, printed with what the servers saw.
     static func report(_ name: String, _ test: Case, transaction: String, servers: [(String, LoopbackServer)]) async throws -> String? {
         let store = try SQLiteTransactionStore(path: test.store, create: false, encryption: CLIRunner.storeEncryption)
@@ -66,10 +75,7 @@ struct SubmissionFaultTests {
             {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 2, retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 20}}
             """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
-        let start = ContinuousClock.now
-        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
-        let elapsed = ContinuousClock.now - start
-        print("[trickle] run ended after \(elapsed)")
+        let (run, elapsed) = try await Self.timedRun("trickle", test)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         // The whole body would take 100,000 s. Within timeoutSeconds × maxAttempts, plus room for starting the
         // process on a CI machine busy with other suites (6.4 s seen end to end under the full suite).
@@ -113,10 +119,7 @@ struct SubmissionFaultTests {
             protect: {enabled: true, envId: env-1, customHost: "\(server.baseURL)"}
             """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
-        let start = ContinuousClock.now
-        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
-        let elapsed = ContinuousClock.now - start
-        print("[risk trickle] run ended after \(elapsed)")
+        let (run, elapsed) = try await Self.timedRun("risk trickle", test)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         // The body would take 100,000 s; the evaluation's own timeout is 2 s, and room for a busy CI machine.
         #expect(elapsed < .seconds(2 + 15))
