@@ -153,7 +153,9 @@ let package = Package(
         .testTarget(name: "ImageDecodingTests", dependencies: ["ImageDecoding"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BarcodeScanningTests", dependencies: ["BarcodeScanning"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MRZReadingTests", dependencies: ["MRZReading", "ImageDecoding", "VerifyModel"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel", "SeededRandom"]),
+        .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel", "SeededRandom", "AAMVAFixtures"]),
+        // Licence payloads of every AAMVA version and issuer variant, with their expected fields.
+        .target(name: "AAMVAFixtures", dependencies: ["VerifyModel"], path: "Tests/Helpers/AAMVAFixtures"),
         // The seeded random generator the property tests share.
         .target(name: "SeededRandom", path: "Tests/Helpers/SeededRandom"),
         .testTarget(
@@ -178,7 +180,7 @@ let package = Package(
         .testTarget(name: "ProtectTests", dependencies: ["Protect", "TransactionStore", "VerifyModel",
                                                         .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PipelineTests", dependencies: [
-            "Pipeline", "SeededRandom", "BarcodeScanning", "VerifyModel", "TransactionStore", "Submission",
+            "Pipeline", "SeededRandom", "AAMVAFixtures", "BarcodeScanning", "VerifyModel", "TransactionStore", "Submission",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),

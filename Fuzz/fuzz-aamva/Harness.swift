@@ -1,9 +1,13 @@
 import FuzzHarness
 import VerifyModel
 
-/// The AAMVA DL/ID parser: any bytes, as text.
+/// The AAMVA DL/ID reader: any bytes, as text, through the header checks, the parse (separator recovery and
+/// truncation included) and the mapping onto document fields.
 func fuzz(_ bytes: [UInt8]) {
-    _ = try? AAMVARecord(parsing: String(decoding: bytes, as: UTF8.self))
+    let text = String(decoding: bytes, as: UTF8.self)
+    _ = AAMVARecord.hasHeader(text)
+    _ = AAMVARecord.isMagneticStripe(text)
+    _ = try? AAMVARecord(parsing: text).reading()
 }
 
 @main

@@ -9,184 +9,188 @@ public struct AAMVAError: CodedError, Equatable, CustomStringConvertible {
 }
 
 /// The AAMVA DL/ID card data of a North-American licence's PDF417: header, subfile directory and elements.
+///
+/// Read as the DL/ID Card Design Standard lays it out (versions 01 to 10, and the pre-standard `AAMVA` header)
+/// and as real issuers and transports deliver it: subfiles without their type prefix, offsets that point
+/// elsewhere, separators turned into other control bytes or `|`, junk before the `@`, and separators lost
+/// altogether (recovered only where the directory's lengths make the split unambiguous).
 public struct AAMVARecord: Sendable, Equatable {
-    /// Issuer identification number (`636000` for Virginia...).
+    /// Issuer identification number (`636000` for Virginia...); empty for a pre-standard header that gives none.
     public var issuerId: String
+    /// The AAMVA version (1 to 10); 0 for a pre-standard header.
     public var version: Int
     public var jurisdictionVersion: Int?
     /// Subfile type (`DL`, `ID`, `ZV`...) to its elements (`DAQ` -> value), values without padding.
     public var subfiles: [String: [String: String]]
+    /// Repairs made while reading (never values): a caller may route such a document to review.
+    public var warnings: [String]
     public var raw: String
 
-    /// Whether `text` opens as AAMVA data does: the `@` compliance indicator, then `ANSI ` (or `AAMVA`, before
-    /// 2000) within the header's first 16 characters. Barcode text handed over as text is parsed only then.
+    /// Whether `text` opens as AAMVA data does: the `@` compliance indicator (after any whitespace or control
+    /// bytes a transport put before it), then `ANSI ` (or `AAMVA`, before 2000) within the header's first 16
+    /// characters. Barcode text handed over as text is parsed as AAMVA only then.
     public static func hasHeader(_ text: String) -> Bool {
-        let head = String(String.UnicodeScalarView(text.unicodeScalars.prefix(16)))
-        return head.hasPrefix("@") && (head.contains("ANSI ") || head.contains("AAMVA"))
+        let scalars = Array(text.unicodeScalars.prefix(64))
+        guard let at = scalars.firstIndex(where: { !isJunk($0) }), scalars[at] == "@" else { return false }
+        return fileTypeMarker(in: Array(scalars[at...])) != nil
+    }
+
+    /// Whether `text` is the track data of a licence's magnetic stripe (`%` track 1 with `^` field separators,
+    /// as British Columbia's PDF417 and US stripe readers give it) rather than AAMVA DL/ID elements.
+    public static func isMagneticStripe(_ text: String) -> Bool {
+        let scalars = Array(text.unicodeScalars.prefix(256))
+        guard let first = scalars.firstIndex(where: { !isJunk($0) }), scalars[first] == "%" else { return false }
+        return scalars[first...].contains("^") || scalars[first...].contains("?")
+    }
+
+    /// Whether `text` holds nothing but whitespace and control bytes: no barcode at all.
+    public static func isBlank(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy(isJunk)
     }
 
     /// The DL or ID subfile's elements.
     public var elements: [String: String] { subfiles["DL"] ?? subfiles["ID"] ?? [:] }
 
     public init(parsing text: String) throws(AAMVAError) {
-        // Offsets count bytes of the ISO-8859-1 payload: one Unicode scalar each.
-        let scalars = Array(text.unicodeScalars)
-        // Clamped before a Range is made: a directory's offsets come from the input, and a Range whose lower
-        // bound passes its upper one traps.
-        func slice(_ lower: Int, _ upper: Int) -> String {
-            let lower = max(0, min(lower, scalars.count)), upper = max(lower, min(upper, scalars.count))
-            return String(String.UnicodeScalarView(scalars[lower..<upper]))
+        let all = Array(text.unicodeScalars)
+        guard let start = all.firstIndex(where: { !Self.isJunk($0) }) else {
+            throw AAMVAError(message: "the barcode text is empty")
         }
-        guard scalars.first == "@" else {
+        if Self.isMagneticStripe(text) {
+            throw AAMVAError(message: "magnetic-stripe track data, not AAMVA DL/ID elements: its expiry day cannot be read, so it does not identify anyone here (read the PDF417 instead)")
+        }
+        guard all[start] == "@" else {
             throw AAMVAError(message: "not AAMVA data: it does not start with the '@' compliance indicator")
         }
-        // Searched as scalars, by offset: String indices from a search are not offsets, and input with replaced
-        // (invalid) bytes made converting them trap.
-        func find(_ pattern: String, from start: Int, before end: Int) -> Int? {
-            let pattern = Array(pattern.unicodeScalars), end = min(end, scalars.count)
-            guard start >= 0, end - start >= pattern.count else { return nil }
-            return (start...(end - pattern.count)).first { scalars[$0..<($0 + pattern.count)].elementsEqual(pattern) }
+        var warnings: [String] = []
+        if start > 0 { warnings.append("AAMVA data: whitespace or control bytes before the '@' were ignored") }
+        let scalars = Array(all[start...])
+        let header = try AAMVAHeader(scalars, warnings: &warnings)
+        var subfiles = try AAMVASubfiles(scalars, header: header, warnings: &warnings)
+        let primary = header.primaryType
+        if subfiles.elements[primary] == nil {
+            // Cut off after the header: a record with no elements, which the identity rules then refuse by name.
+            subfiles.elements[primary] = [:]
+            warnings.append("AAMVA data has no DL or ID elements")
         }
-        guard let marker = find("ANSI ", from: 0, before: 16) ?? find("AAMVA", from: 0, before: 16) else {
-            throw AAMVAError(message: "not AAMVA data: no 'ANSI ' file type in the header")
+        if try !subfiles.recoverLostSeparators(in: scalars, header: header, warnings: &warnings) {
+            subfiles.dropCutElement(in: scalars, header: header, warnings: &warnings)
         }
-        var cursor = marker + 5
-        func digits(_ count: Int, _ what: String) throws(AAMVAError) -> Int {
-            let text = slice(cursor, cursor + count)
-            guard text.count == count, let value = Int(text), text.allSatisfy(\.isASCII) else {
-                throw AAMVAError(message: "AAMVA header: \(what) is not \(count) digits")
-            }
-            cursor += count
-            return value
-        }
-        let iin = slice(cursor, cursor + 6)
-        guard iin.count == 6, iin.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-            throw AAMVAError(message: "AAMVA header: issuer identification number is not 6 digits")
-        }
-        cursor += 6
-        version = try digits(2, "the version")
-        // Version 1 (2000) has no jurisdiction version field.
-        jurisdictionVersion = version >= 2 ? try digits(2, "the jurisdiction version") : nil
-        let entries = try digits(2, "the number of entries")
-        guard entries >= 1 else { throw AAMVAError(message: "AAMVA header: no subfile entries") }
-        var directory: [(type: String, offset: Int, length: Int)] = []
-        for _ in 0..<entries {
-            let type = slice(cursor, cursor + 2)
-            cursor += 2
-            let offset = try digits(4, "a subfile offset"), length = try digits(4, "a subfile length")
-            directory.append((type, offset, length))
-        }
-        let directoryEnd = cursor
-
-        var subfiles: [String: [String: String]] = [:]
-        for entry in directory {
-            // Trust the directory when it points at the subfile; many issuers' offsets are off, so search otherwise.
-            var start = entry.offset
-            if slice(start, start + 2) != entry.type {
-                guard !entry.type.isEmpty, let found = find(entry.type, from: directoryEnd, before: scalars.count) else { continue }
-                start = found
-            }
-            var body = slice(start + 2, scalars.count)
-            if let terminator = body.firstIndex(of: "\r") { body = String(body[..<terminator]) }
-            var elements: [String: String] = [:]
-            for line in body.split(separator: "\n", omittingEmptySubsequences: true) {
-                guard line.count >= 3 else { continue }
-                let id = String(line.prefix(3))
-                let value = line.dropFirst(3).trimmingCharacters(in: CharacterSet(charactersIn: " \0\r"))
-                elements[id] = value
-            }
-            subfiles[entry.type] = elements
-        }
-        guard subfiles["DL"] != nil || subfiles["ID"] != nil else {
-            throw AAMVAError(message: "AAMVA data has no DL or ID subfile")
-        }
-        issuerId = iin
-        self.subfiles = subfiles
+        issuerId = header.issuerId
+        version = header.version
+        jurisdictionVersion = header.jurisdictionVersion
+        // The identity subfile is reported as DL or ID whatever the directory called it (`DL`, `ID`).
+        var named = subfiles.elements
+        if primary != "DL", primary != "ID", let elements = named.removeValue(forKey: primary) { named["DL"] = elements }
+        self.subfiles = named
+        self.warnings = warnings
         raw = text
     }
 
-    /// The document keys this record provides (SPEC §1, §4).
-    public var fields: DocumentFields {
-        get throws(AAMVAError) {
-            let e = elements
-            var fields = DocumentFields()
-            fields[.barcode] = raw
-            fields[.documentNumber] = e["DAQ"].nonEmpty
-            var first = e["DAC"].nonEmpty, middle = e["DAD"].nonEmpty, last = e["DCS"].nonEmpty
-            if first == nil, let given = e["DCT"].nonEmpty {
-                // Versions 2-3: given names in one element, separated by a comma or a space.
-                let parts = given.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
-                first = parts.first
-                middle = middle ?? (parts.count > 1 ? parts.dropFirst().joined(separator: " ") : nil)
+    /// Whitespace and control bytes (C0, DEL, C1) that transports put around AAMVA data.
+    static func isJunk(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value <= 0x20 || (0x7F...0xA0).contains(scalar.value)
+    }
+
+    /// Separators between elements and subfiles as they arrive: LF, RS, CR and the other C0 controls, DEL, C1
+    /// controls (keyboard-wedge scanners) and `|` (capture services that flatten lines).
+    static func isSeparator(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "|"
+    }
+
+    /// The file type marker and where the header's digits start: `ANSI ` (2000 on), `AAMVA` (before), or either
+    /// with a letter lost (`AMVA`, `ANSI` without its space).
+    static func fileTypeMarker(in scalars: [Unicode.Scalar]) -> (at: Int, end: Int)? {
+        let head = Array(scalars.prefix(20))
+        for marker in ["ANSI ", "AAMVA", "AMVA ", "AMVA", "ANSI"] {
+            let pattern = Array(marker.unicodeScalars)
+            guard head.count >= pattern.count else { continue }
+            for at in 1...(head.count - pattern.count) where at < 16 && head[at..<(at + pattern.count)].elementsEqual(pattern) {
+                // Only junk may stand between the '@' and the marker.
+                guard head[1..<at].allSatisfy({ isSeparator($0) || $0 == " " }) else { continue }
+                var end = at + pattern.count
+                while end < head.count, head[end] == " " { end += 1 }
+                guard end < head.count, head[end].properties.numericType != nil, head[end].isASCII else { continue }
+                return (at, end)
             }
-            if last == nil, let full = e["DAA"].nonEmpty {
-                // Version 1: LAST,FIRST,MIDDLE.
-                let parts = full.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-                last = Optional(parts[0]).nonEmpty
-                first = first ?? (parts.count > 1 ? Optional(parts[1]).nonEmpty : nil)
-                middle = middle ?? (parts.count > 2 ? Optional(parts[2...].joined(separator: " ")).nonEmpty : nil)
-            }
-            fields[.firstName] = first
-            fields[.middleName] = middle
-            fields[.lastName] = last
-            let full = [first, middle, last].compactMap { $0 }.joined(separator: " ")
-            fields[.fullName] = full.isEmpty ? nil : full
-            fields[.additionalNameInfo] = e["DCU"].nonEmpty
-            let canadian = e["DCG"] == "CAN"
-            fields[.dateOfBirth] = try Self.date(e["DBB"], element: "DBB", canadian: canadian)
-            fields[.dateOfExpiry] = try Self.date(e["DBA"], element: "DBA", canadian: canadian)
-            fields[.dateOfIssue] = try Self.date(e["DBD"], element: "DBD", canadian: canadian)
-            fields[.sex] = try Self.sex(e["DBC"])
-            let street = [e["DAG"].nonEmpty, e["DAH"].nonEmpty].compactMap { $0 }.joined(separator: ", ")
-            fields[.addressStreet] = street.isEmpty ? nil : street
-            fields[.addressCity] = e["DAI"].nonEmpty
-            fields[.addressState] = e["DAJ"].nonEmpty
-            fields[.addressZip] = Self.postalCode(e["DAK"])
-            fields[.country] = e["DCG"].nonEmpty
-            fields[.documentAdditionalNumber] = e["DCF"].nonEmpty
-            return fields
         }
-    }
-
-    /// MMDDCCYY in the USA, CCYYMMDD in Canada; a value that only fits the other layout is read that way.
-    static func date(_ value: String?, element: String, canadian: Bool) throws(AAMVAError) -> String? {
-        guard let value = value.nonEmpty else { return nil }
-        let digits = value.compactMap { $0.isASCII ? $0.wholeNumberValue : nil }
-        guard digits.count == 8, value.count == 8 else {
-            throw AAMVAError(message: "AAMVA \(element) is not an 8-digit date")
-        }
-        let number = { (range: Range<Int>) in digits[range].reduce(0) { $0 * 10 + $1 } }
-        let us = (year: number(4..<8), month: number(0..<2), day: number(2..<4))
-        let canada = (year: number(0..<4), month: number(4..<6), day: number(6..<8))
-        for candidate in canadian ? [canada, us] : [us, canada]
-        where isValidDate(year: candidate.year, month: candidate.month, day: candidate.day) && candidate.year >= 1800 {
-            return formatDate(year: candidate.year, month: candidate.month, day: candidate.day)
-        }
-        throw AAMVAError(message: "AAMVA \(element) is not a valid date")
-    }
-
-    static func sex(_ value: String?) throws(AAMVAError) -> String? {
-        switch value.nonEmpty?.uppercased() {
-        case nil: nil
-        case "1", "M": "M"
-        case "2", "F": "F"
-        case "9", "X": "X"
-        case _?: throw AAMVAError(message: "AAMVA DBC sex code is not 1, 2 or 9")
-        }
-    }
-
-    /// US ZIP+4 codes come as 9 digits, `0000` when there is no +4.
-    static func postalCode(_ value: String?) -> String? {
-        guard let value = value.nonEmpty else { return nil }
-        guard value.count == 9, value.allSatisfy({ $0.isASCII && $0.isNumber }) else { return value }
-        return value.hasSuffix("0000") ? String(value.prefix(5)) : "\(value.prefix(5))-\(value.suffix(4))"
+        return nil
     }
 }
 
-extension Optional where Wrapped == String {
-    /// nil for a missing or blank value.
-    var nonEmpty: String? {
-        guard let self, !self.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
-        return self
+/// The header and subfile directory: who issued the card, which version, and where each subfile is.
+struct AAMVAHeader {
+    struct Entry {
+        var type: String
+        var offset: Int?
+        var length: Int?
+    }
+
+    var issuerId: String
+    var version: Int
+    var jurisdictionVersion: Int?
+    var entries: [Entry]
+    /// Where the data after the directory starts.
+    var dataStart: Int
+
+    /// The subfile that carries the identity: the first DL or ID entry.
+    var primaryType: String {
+        entries.first { $0.type == "DL" || $0.type == "ID" }?.type ?? entries.first?.type ?? "DL"
+    }
+
+    init(_ scalars: [Unicode.Scalar], warnings: inout [String]) throws(AAMVAError) {
+        guard let marker = AAMVARecord.fileTypeMarker(in: scalars) else {
+            throw AAMVAError(message: "not AAMVA data: no 'ANSI ' file type in the header")
+        }
+        var cursor = marker.end
+        var digits = ""
+        while cursor < scalars.count, digits.count < 12, scalars[cursor].isASCII, scalars[cursor].properties.numericType != nil {
+            digits.unicodeScalars.append(scalars[cursor])
+            cursor += 1
+        }
+        func number(_ range: Range<Int>) -> Int {
+            Int(String(digits.dropFirst(range.lowerBound).prefix(range.count))) ?? 0
+        }
+        let entryCount: Int
+        switch digits.count {
+        case 12 where number(6..<8) >= 2:
+            (issuerId, version, jurisdictionVersion, entryCount) = (String(digits.prefix(6)), number(6..<8), number(8..<10), number(10..<12))
+        case 10, 11, 12:
+            // Version 01 (2000) has no jurisdiction version; some later headers lost theirs.
+            (issuerId, version, jurisdictionVersion, entryCount) = (String(digits.prefix(6)), number(6..<8), nil, number(8..<10))
+            digits = String(digits.prefix(10))
+            cursor = marker.end + 10
+        case 8, 9:
+            // The pre-standard layout (`AAMVA36004001DL…`): no version, the entry count last.
+            (issuerId, version, jurisdictionVersion, entryCount) = ("", 0, nil, number(6..<8))
+            digits = String(digits.prefix(8))
+            cursor = marker.end + 8
+        default:
+            throw AAMVAError(message: "AAMVA header: the issuer number, version and entry count are not 8, 10 or 12 digits")
+        }
+        guard (1...32).contains(entryCount) else { throw AAMVAError(message: "AAMVA header: no subfile entries") }
+        var entries: [Entry] = []
+        for _ in 0..<entryCount {
+            guard cursor + 10 <= scalars.count else {
+                throw AAMVAError(message: "AAMVA header: the subfile directory is cut short")
+            }
+            let field = { (from: Int, count: Int) in String(String.UnicodeScalarView(scalars[(cursor + from)..<(cursor + from + count)])) }
+            let type = field(0, 2)
+            guard type.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("0"..."9").contains($0) }) else {
+                throw AAMVAError(message: "AAMVA header: a subfile type in the directory is not two letters")
+            }
+            let offset = Int(field(2, 4)), length = Int(field(6, 4))
+            if offset == nil || length == nil || field(2, 8).contains(where: { !$0.isASCII || !$0.isNumber }) {
+                warnings.append("AAMVA header: a subfile offset or length is not 4 digits; the subfile was found by its type")
+            }
+            entries.append(Entry(type: type, offset: offset.flatMap { field(2, 4).allSatisfy(\.isNumber) ? $0 : nil },
+                                 length: length.flatMap { field(6, 4).allSatisfy(\.isNumber) ? $0 : nil }))
+            cursor += 10
+        }
+        guard entries.contains(where: { $0.type == "DL" || $0.type == "ID" }) else {
+            throw AAMVAError(message: "AAMVA data has no DL or ID subfile")
+        }
+        self.entries = entries
+        dataStart = cursor
     }
 }

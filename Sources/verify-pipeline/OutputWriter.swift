@@ -107,7 +107,7 @@ struct ResultLine: Encodable {
     let outcome: DocumentOutcome
 
     enum Key: String, CodingKey {
-        case id, documentId, source, error, transactionId, documentType, alreadySubmitted, skipped
+        case id, documentId, source, error, transactionId, documentType, alreadySubmitted, skipped, warnings
     }
 
     struct Failure: Encodable {
@@ -130,5 +130,6 @@ struct ResultLine: Encodable {
         }
         if outcome.alreadySubmitted { try container.encode(true, forKey: .alreadySubmitted) }
         if outcome.skipped { try container.encode(true, forKey: .skipped) }
+        if !outcome.warnings.isEmpty { try container.encode(outcome.warnings, forKey: .warnings) }
     }
 }

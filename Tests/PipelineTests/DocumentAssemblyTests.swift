@@ -63,9 +63,22 @@ struct DocumentAssemblyTests {
             try assembly.fields(for: item(captured: DocumentFields([.barcode: aamva(birth: "02151988")])))
         }
         #expect(error?.message.contains("dateOfBirth (MRZ and AAMVA barcode text differ)") == true)
-        // Without the header it is kept as it came, not parsed.
-        let plain = try assembly.fields(for: item(mrz: nil, captured: DocumentFields([.barcode: "1D-CODE-0042"])))
-        #expect(plain == DocumentFields([.barcode: "1D-CODE-0042"]))
+        // Without the header it identifies no one: refused for a government id, unless the pipeline accepts
+        // opaque barcodes, and then it is kept as it came beside an identity from another source.
+        let opaque = #expect(throws: DocumentFailure.self) {
+            try assembly.fields(for: item(mrz: nil, captured: DocumentFields([.barcode: "1D-CODE-0042"])))
+        }
+        #expect(opaque?.message.hasPrefix("barcode: not AAMVA data") == true)
+        var accepting = PipelineConfiguration()
+        accepting.acceptOpaqueBarcodes = true
+        let plain = try DocumentAssembly(configuration: accepting, today: Self.today)
+            .fields(for: item(captured: DocumentFields([.barcode: "1D-CODE-0042"])))
+        #expect(plain[.barcode] == "1D-CODE-0042" && plain[.documentNumber] == "X4R7T2B90")
+        let alone = #expect(throws: DocumentFailure.self) {
+            try DocumentAssembly(configuration: accepting, today: Self.today)
+                .fields(for: item(mrz: nil, captured: DocumentFields([.barcode: "1D-CODE-0042"])))
+        }
+        #expect(alone?.message == "government id: no family name, date of birth, document number or date of expiry could be read from any source (no MRZ, PDF417, AAMVA barcode text or captured identity)")
         // A header over a broken record is a capture error naming the barcode, never quoting it.
         let broken = #expect(throws: DocumentFailure.self) {
             try assembly.fields(for: item(mrz: nil, captured: DocumentFields([.barcode: "@\n\u{1E}\rANSI 63601X"])))

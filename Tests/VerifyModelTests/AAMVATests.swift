@@ -132,21 +132,35 @@ struct AAMVATests {
         let base64 = "QAoeDUFOU0kgNjM2MDAwMTEwOTA5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5NjM2MDAwNTU5OTk5MTEwOTA5ADk5OTk5OTk5OTk5OTk5OTA0NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1OTk5OQ=="
         let text = String(decoding: try #require(Data(base64Encoded: base64)), as: UTF8.self)
         let error = #expect(throws: AAMVAError.self) { try AAMVARecord(parsing: text) }
-        #expect(error?.message == "AAMVA data has no DL or ID subfile")
+        #expect(error?.message == "AAMVA header: a subfile type in the directory is not two letters")
         // A byte that is not UTF-8 (replaced on decoding) inside the data: searched by offset, no index trap.
         let replaced = "QAoeDUFOU0kgNjM2MDAwMTEwOTA5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5NjM2MDAwNTU5OTk5MTEwOTA5ADk5OTk5OTk5OTAxMTA5MDk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk2MzYwMDk5OTk5OTk5OTk5OTk5OTkwNDU1NTU1NTU1NTU16TU1NTU1NTU1NTU1NTU1NTU5OTk5"
         let second = String(decoding: try #require(Data(base64Encoded: replaced)), as: UTF8.self)
         let refused = #expect(throws: AAMVAError.self) { try AAMVARecord(parsing: second) }
-        #expect(refused?.message == "AAMVA data has no DL or ID subfile")
+        #expect(refused?.message == "AAMVA header: a subfile type in the directory is not two letters")
         // The same with a DL subfile whose directory offset points past the end: the subfile is still found.
         let past = Self.standardSample.replacingOccurrences(of: "DL00410278", with: "DL99990278")
         #expect(try AAMVARecord(parsing: past).fields[.documentNumber] == "T64235789")
     }
 
-    @Test("impossible dates and unknown sex codes are refused", arguments: [("DBB", "13401990"), ("DBA", "2024"), ("DBC", "7")])
-    func badElements(_ element: String, _ value: String) {
-        let text = GeneratedAAMVA.build([("DAQ", "A1"), (element, value)])
+    @Test("an impossible birth date refuses the record, naming the element")
+    func badBirthDate() {
+        let text = GeneratedAAMVA.build([("DAQ", "A1"), ("DBB", "13401990")])
         let error = #expect(throws: AAMVAError.self) { try AAMVARecord(parsing: text).fields }
-        #expect(error?.message.contains(element) == true)
+        #expect(error?.message == "AAMVA DBB (date of birth) is not a valid date")
+    }
+
+    @Test("a bad optional element is dropped with a warning naming it, not the value", arguments: [
+        ("DBA", "2024", DocumentKey.dateOfExpiry, "AAMVA DBA (date of expiry) is not a valid date: dropped"),
+        ("DBD", "NOTADATE", DocumentKey.dateOfIssue, "AAMVA DBD (date of issue) is not a valid date: dropped"),
+        ("DBC", "7", DocumentKey.sex, "AAMVA DBC (sex) is not 1, 2 or 9: dropped"),
+        ("DAK", "ZIP?", DocumentKey.addressZip, "AAMVA DAK (postal code) is not a ZIP or postal code: dropped"),
+    ])
+    func badOptionalElements(_ element: String, _ value: String, _ key: DocumentKey, _ warning: String) throws {
+        let text = GeneratedAAMVA.build([("DAQ", "A1"), ("DCS", "SMITH"), ("DBB", "01021990"), (element, value)])
+        let reading = try AAMVARecord(parsing: text).reading()
+        #expect(reading.fields[key] == nil)
+        #expect(reading.fields[.documentNumber] == "A1" && reading.fields[.dateOfBirth] == "1990-01-02")
+        #expect(reading.warnings == [warning])
     }
 }

@@ -12,12 +12,26 @@ struct DocumentAssembly {
     /// Fields compared across sources; names of the others may legitimately differ in form.
     static let comparedKeys: [DocumentKey] = [.documentNumber, .dateOfBirth, .dateOfExpiry, .dateOfIssue, .sex, .lastName, .firstName]
 
+    /// The merged fields and what was repaired or dropped while reading them (never values).
+    struct Assembled {
+        var fields: DocumentFields
+        var warnings: [String]
+    }
+
     func fields(for document: ScannedDocument) throws(DocumentFailure) -> DocumentFields {
+        try assemble(document).fields
+    }
+
+    func assemble(_ document: ScannedDocument) throws(DocumentFailure) -> Assembled {
         let type = document.job.type
         var sources: [(name: String, fields: DocumentFields)] = []
+        var warnings: [String] = []
+        /// The sources that could give the identity, by the name a refusal starts with.
+        var identitySources: [String] = []
         if let mrz = document.job.mrz {
             do {
                 sources.append(("MRZ", try MRZ(parsing: mrz, referenceDate: today).fields))
+                identitySources.append("MRZ")
             } catch {
                 throw DocumentFailure(error)
             }
@@ -25,23 +39,31 @@ struct DocumentAssembly {
         if let backBarcodes = document.backBarcodes {
             let pdf417 = backBarcodes.first { $0.format == .pdf417 }
             if let pdf417 {
-                do {
-                    sources.append(("AAMVA barcode", try AAMVARecord(parsing: pdf417.text).fields))
-                } catch {
-                    throw DocumentFailure(error, context: "back barcode")
-                }
+                let reading = try Self.readAAMVA(pdf417.text, context: "back barcode")
+                sources.append(("AAMVA barcode", reading.fields))
+                warnings += reading.warnings
+                identitySources.append("back barcode")
             } else if configuration.requireBackBarcode, type == .governmentId, document.job.mrz == nil {
                 // A licence back must carry its PDF417; a document read by its MRZ (an ID card's back) has none.
                 throw DocumentFailure(.documentCaptureError, "back image: no readable PDF417 barcode")
             }
         }
         // Barcode text handed over as text (a stream line's `barcode`, `fields.barcode`): AAMVA data is parsed
-        // exactly as a PDF417 read from the back image, and its fields meet the same conflict rules.
-        if let barcode = document.job.captured[.barcode], AAMVARecord.hasHeader(barcode) {
-            do {
-                sources.append(("AAMVA barcode text", try AAMVARecord(parsing: barcode).fields))
-            } catch {
-                throw DocumentFailure(error, context: "barcode")
+        // exactly as a PDF417 read from the back image, and its fields meet the same conflict rules. Text that
+        // is blank, magnetic-stripe tracks or (for a government id, unless the pipeline accepts it) anything
+        // else identifies no one and is refused rather than passed through.
+        if let barcode = document.job.captured[.barcode] {
+            if AAMVARecord.hasHeader(barcode) {
+                let reading = try Self.readAAMVA(barcode, context: "barcode")
+                sources.append(("AAMVA barcode text", reading.fields))
+                warnings += reading.warnings
+                identitySources.append("barcode")
+            } else if AAMVARecord.isBlank(barcode) {
+                throw DocumentFailure(.documentCaptureError, "barcode: the barcode text is empty")
+            } else if AAMVARecord.isMagneticStripe(barcode) {
+                throw DocumentFailure(.documentCaptureError, "barcode: magnetic-stripe track data, not AAMVA DL/ID elements: refused (read the PDF417 instead)")
+            } else if type == .governmentId, !configuration.acceptOpaqueBarcodes {
+                throw DocumentFailure(.documentCaptureError, "barcode: not AAMVA data (no '@' and 'ANSI ' header): a government id's barcode text must be (scan.opaqueBarcodes: accept lets other text through)")
             }
         }
         if !document.job.captured.isEmpty { sources.append(("captured fields", document.job.captured)) }
@@ -66,15 +88,39 @@ struct DocumentAssembly {
             throw DocumentFailure(.missingOTPDestination, "a \(type.rawValue) document needs its '\(type == .email ? "email" : "phone")'")
         case .selfie where merged[.selfie] == nil:
             throw DocumentFailure(.noDocumentToSubmitError, "a SELFIE document needs a selfie image")
+        case .governmentId:
+            try requireIdentity(merged, from: identitySources)
         default:
             break
         }
         if merged.isEmpty { throw DocumentFailure(.noDocumentToSubmitError, "the document has no content") }
-        if configuration.failExpiredId, type == .governmentId, let expiry = merged[.dateOfExpiry],
-           expiry < Self.isoDay(today) {
+        return Assembled(fields: merged, warnings: warnings)
+    }
+
+    /// Contract §11: a government id is complete only with the identity the policy needs, read from some
+    /// source; what is missing is named, never the values.
+    func requireIdentity(_ fields: DocumentFields, from sources: [String]) throws(DocumentFailure) {
+        var needed: [(DocumentKey, String)] = [(.lastName, "family name"), (.dateOfBirth, "date of birth"),
+                                               (.documentNumber, "document number")]
+        if configuration.failExpiredId { needed.append((.dateOfExpiry, "date of expiry")) }
+        let missing = needed.filter { fields[$0.0] == nil }.map(\.1)
+        if !missing.isEmpty {
+            let list = missing.count == 1 ? missing[0] : missing.dropLast().joined(separator: ", ") + " or " + missing.last!
+            let context = sources.isEmpty ? "government id" : sources.joined(separator: " and ")
+            let whence = sources.isEmpty ? " from any source (no MRZ, PDF417, AAMVA barcode text or captured identity)" : ""
+            throw DocumentFailure(.documentCaptureError, "\(context): no \(list) could be read\(whence)")
+        }
+        if configuration.failExpiredId, let expiry = fields[.dateOfExpiry], expiry < Self.isoDay(today) {
             throw DocumentFailure(.documentCaptureError, "the identity document has expired")
         }
-        return merged
+    }
+
+    static func readAAMVA(_ text: String, context: String) throws(DocumentFailure) -> AAMVAReading {
+        do {
+            return try AAMVARecord(parsing: text).reading()
+        } catch {
+            throw DocumentFailure(error, context: context)
+        }
     }
 
     static func isoDay(_ date: Date) -> String {

@@ -13,6 +13,8 @@ struct AssembledDocument: Sendable {
     var documentId: String
     var contentHash: String
     var capture: CaptureInfo
+    /// What was repaired or dropped while reading the fields (never values), reported with the result.
+    var warnings: [String] = []
 }
 
 /// The parse stage's value: a document to record, or an explicit skip of an optional one.
@@ -41,7 +43,8 @@ struct ParseStage: Sendable {
     func callAsFunction(_ document: ScannedDocument) throws(DocumentFailure) -> ParsedDocument {
         // An explicit skip carries no document: only the track stage acts on it.
         if document.job.skip { return .skip(document.job, document.transaction) }
-        let fields = try DocumentAssembly(configuration: configuration, today: now()).fields(for: document)
+        let assembled = try DocumentAssembly(configuration: configuration, today: now()).assemble(document)
+        let fields = assembled.fields
         var hash = SHA256()
         hash.update(data: Data(document.job.type.rawValue.utf8))
         for (role, bytes) in document.images.sorted(by: { $0.key < $1.key }) {
@@ -55,7 +58,7 @@ struct ParseStage: Sendable {
         let id = SHA256.hash(data: Data("\(document.transaction.id)\n\(contentHash)".utf8)).hexString
         return .document(AssembledDocument(job: document.job, transaction: document.transaction, fields: fields,
                                            documentId: "doc-" + id.prefix(32), contentHash: "sha256:" + contentHash,
-                                           capture: document.capture))
+                                           capture: document.capture, warnings: assembled.warnings))
     }
 }
 

@@ -84,7 +84,8 @@ struct TrackStage: Sendable {
             return .submit(DocumentToSubmit(document: document, transaction: updated))
         case .alreadyRecorded(let current):
             if try await store.submission(documentId: document.documentId)?.outcome == .accepted {
-                var outcome = responses.outcome(input, type: type, documentId: document.documentId, fields: document.fields, current)
+                var outcome = responses.outcome(input, type: type, documentId: document.documentId, fields: document.fields, current,
+                                               warnings: document.warnings)
                 outcome.alreadySubmitted = true
                 return .finished(outcome)
             }

@@ -101,7 +101,8 @@ struct SubmitStage: Sendable {
             throw StoreError.unknownTransaction(document.transaction.id)
         }
         let assembled = document.document
-        return responses.outcome(input, type: assembled.job.type, documentId: assembled.documentId, fields: assembled.fields, current)
+        return responses.outcome(input, type: assembled.job.type, documentId: assembled.documentId, fields: assembled.fields, current,
+                                  warnings: assembled.warnings)
     }
 
     /// Renews the claim every third of the lease while the document is being sent, so that a send slowed by
@@ -158,7 +159,8 @@ struct SubmitStage: Sendable {
             let (updated, _, _) = try await store.finishSubmission(documentId: documentId, type: assembled.job.type, of: request.transactionId,
                                                                    accepted: error == nil, error: error?.description, at: now())
             await signals.statusChanged(updated)
-            var outcome = responses.outcome(input, type: assembled.job.type, documentId: documentId, fields: assembled.fields, updated)
+            var outcome = responses.outcome(input, type: assembled.job.type, documentId: documentId, fields: assembled.fields, updated,
+                                            warnings: assembled.warnings)
             outcome.failure = error.map { DocumentFailure($0) }
             return outcome
         } catch {
@@ -187,7 +189,7 @@ struct ResponseBuilder: Sendable {
     let omitImages: Bool
 
     func outcome(_ input: DocumentInput, type: DocumentType, documentId: String?, fields: DocumentFields,
-                 _ transaction: StoredTransaction, skipped: Bool = false) -> DocumentOutcome {
+                 _ transaction: StoredTransaction, skipped: Bool = false, warnings: [String] = []) -> DocumentOutcome {
         var document = skipped ? DocumentFields() : fields
         if omitImages {
             for key in DocumentKey.images { document[key] = nil }
@@ -198,6 +200,7 @@ struct ResponseBuilder: Sendable {
             createdAt: transaction.createdAt, updatedAt: transaction.updatedAt, expiresAt: transaction.expiresAt)
         var outcome = DocumentOutcome(input: input, documentId: documentId, transactionId: transaction.id, response: response)
         outcome.skipped = skipped
+        outcome.warnings = warnings
         return outcome
     }
 }

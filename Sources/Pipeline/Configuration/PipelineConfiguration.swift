@@ -75,6 +75,9 @@ public struct PipelineConfiguration: Sendable, Equatable {
     public var symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417]
     /// A government-id back must carry a readable PDF417 (when PDF417 is enabled).
     public var requireBackBarcode = true
+    /// Barcode text that is not AAMVA data (`barcode` on a stream line, `fields.barcode`): refused for a
+    /// government id unless a pipeline accepts it, and then it identifies no one on its own.
+    public var acceptOpaqueBarcodes = false
     public var maxPixels = 100_000_000
     /// Directories whose files stream lines may name (`frontImagePath`...); with none, such paths are refused.
     public var allowedPaths: [String] = []
@@ -183,7 +186,7 @@ extension PipelineConfiguration {
         }
 
         if let scan = try top.section("scan") {
-            try scan.only(["symbologies", "requireBackBarcode", "maxPixels"])
+            try scan.only(["symbologies", "requireBackBarcode", "opaqueBarcodes", "maxPixels"])
             if let names = try scan.strings("symbologies") {
                 do {
                     symbologies = try BarcodeFormat.parseList(names)
@@ -192,6 +195,11 @@ extension PipelineConfiguration {
                 }
             }
             if let value = try scan.bool("requireBackBarcode") { requireBackBarcode = value }
+            switch try scan.string("opaqueBarcodes")?.lowercased() {
+            case nil, "refuse": break
+            case "accept": acceptOpaqueBarcodes = true
+            case let other?: throw scan.error("opaqueBarcodes", "must be accept or refuse, not '\(other.count <= 16 ? other : "\(other.count) characters")'")
+            }
             if let value = try scan.int("maxPixels", in: 1...1_000_000_000) { maxPixels = value }
         }
 

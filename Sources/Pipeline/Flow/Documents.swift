@@ -60,6 +60,8 @@ public struct DocumentOutcome: Sendable {
     public var alreadySubmitted = false
     /// An explicit skip: no document, only a status change.
     public var skipped = false
+    /// What was repaired or dropped while reading the document (never values): a reason to review it.
+    public var warnings: [String] = []
 
     public var sequence: Int { input.sequence }
     public var inputId: String? { input.inputId }
