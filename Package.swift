@@ -205,7 +205,7 @@ let package = Package(
             name: "VerifyPipelineCLITests",
             dependencies: [
                 "verify-pipeline", "TransactionStore", "WorkQueues", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
-                "SeededRandom", .product(name: "GRDB", package: "GRDB.swift"),
+                "SeededRandom", "AAMVAFixtures", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
 

@@ -104,13 +104,12 @@ public struct AAMVARecord: Sendable, Equatable {
         let head = Array(scalars.prefix(20))
         for marker in ["ANSI ", "AAMVA", "AMVA ", "AMVA", "ANSI"] {
             let pattern = Array(marker.unicodeScalars)
-            guard head.count >= pattern.count else { continue }
-            for at in 1...(head.count - pattern.count) where at < 16 && head[at..<(at + pattern.count)].elementsEqual(pattern) {
+            for at in 1..<min(16, max(1, head.count - pattern.count + 1)) where head[at..<(at + pattern.count)].elementsEqual(pattern) {
                 // Only junk may stand between the '@' and the marker.
                 guard head[1..<at].allSatisfy({ isSeparator($0) || $0 == " " }) else { continue }
                 var end = at + pattern.count
                 while end < head.count, head[end] == " " { end += 1 }
-                guard end < head.count, head[end].properties.numericType != nil, head[end].isASCII else { continue }
+                guard end < head.count, ("0"..."9").contains(head[end]) else { continue }
                 return (at, end)
             }
         }
@@ -144,7 +143,7 @@ struct AAMVAHeader {
         }
         var cursor = marker.end
         var digits = ""
-        while cursor < scalars.count, digits.count < 12, scalars[cursor].isASCII, scalars[cursor].properties.numericType != nil {
+        while cursor < scalars.count, digits.count < 12, ("0"..."9").contains(scalars[cursor]) {
             digits.unicodeScalars.append(scalars[cursor])
             cursor += 1
         }

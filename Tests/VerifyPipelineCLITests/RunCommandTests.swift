@@ -19,6 +19,7 @@ struct ResultLine: Decodable {
     var document: [String: String]?
     var error: Failure?
     var alreadySubmitted: Bool?
+    var warnings: [String]?
 }
 
 func resultLines(_ text: String) throws -> [ResultLine] {

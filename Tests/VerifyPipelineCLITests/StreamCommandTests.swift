@@ -1,3 +1,4 @@
+import AAMVAFixtures
 import Foundation
 import Testing
 
@@ -40,7 +41,7 @@ struct StreamCommandTests {
         #expect(object["documentSubmissionStatus"] as? String == "COMPLETED")
     }
 
-    @Test("a line's barcode text: AAMVA data gives the AAMVA fields, other text is kept as it came, a broken record fails alone")
+    @Test("a line's barcode text: AAMVA data gives the AAMVA fields, other text is refused, a broken record fails alone")
     func barcodeText() throws {
         let folder = try temporaryFolder("stream-barcode")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -73,11 +74,45 @@ struct StreamCommandTests {
         #expect(aamva["addressCity"] == "RICHMOND" && aamva["addressState"] == "VA")
         #expect(aamva["barcode"] == sample)
         #expect(results["aamva"]?.documentStatus?["GOVERNMENT_ID"] == "PROCESSED")
-        #expect(results["plain"]?.document == ["barcode": "1D-CODE-0042"])
+        // Not AAMVA: it identifies no one, so a government id is refused (scan.opaqueBarcodes defaults to refuse).
+        #expect(results["plain"]?.error?.message.hasPrefix("barcode: not AAMVA data") == true)
         #expect(results["broken"]?.error?.code == "documentCaptureError")
         #expect(results["broken"]?.error?.message.hasPrefix("barcode: ") == true)
         #expect(results["disagree"]?.error?.code == "documentCaptureError")
         #expect(results["disagree"]?.error?.message.contains("lastName") == true)
+    }
+
+    @Test("fail closed: an expired licence's text with a leading space is expired, blank text and a cut record are refused, repairs are reported")
+    func failClosed() throws {
+        let folder = try temporaryFolder("stream-fail-closed")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path])
+        func qr(_ n: Int) -> String { "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=fc-\(n)&code=7" }
+        func line(_ id: String, _ n: Int, barcode: String) throws -> String {
+            let text = String(decoding: try JSONEncoder().encode(barcode), as: UTF8.self)
+            return #"{"id":"\#(id)","qr":"\#(qr(n))","type":"GOVERNMENT_ID","barcode":\#(text)}"#
+        }
+        let garza = try #require(AAMVAFixtures.all.first { $0.name.contains("unreadable optional element") })
+        let lines = [
+            ("expired", AAMVATransport.leadingSpace.apply(AAMVAFixtures.expired.text)), ("empty", ""), ("blank", "  \n "),
+            ("cut", String(AAMVAFixtures.all[0].text.unicodeScalars.prefix(60))), ("repaired", garza.text),
+        ]
+        for (index, (id, barcode)) in lines.enumerated() { process.write(try line(id, index, barcode: barcode)) }
+        process.closeInput()
+        var results: [String: ResultLine] = [:]
+        while results.count < lines.count, let answer = process.nextLine(timeout: 20) {
+            let result = try JSONDecoder().decode(ResultLine.self, from: Data(answer.utf8))
+            results[result.id] = result
+        }
+        #expect(process.waitForExit())
+        #expect(results["expired"]?.error?.message == "the identity document has expired")
+        #expect(results["empty"]?.error?.message == "barcode: the barcode text is empty")
+        #expect(results["blank"]?.error?.message == "barcode: the barcode text is empty")
+        #expect(results["cut"]?.error?.message == "barcode: no family name, date of birth, document number or date of expiry could be read")
+        for id in ["expired", "empty", "blank", "cut"] { #expect(results[id]?.error?.code == "documentCaptureError", "\(id)") }
+        #expect(results["repaired"]?.documentStatus?["GOVERNMENT_ID"] == "PROCESSED")
+        #expect(results["repaired"]?.document?["lastName"] == "GARZA" && results["repaired"]?.document?["dateOfIssue"] == nil)
+        #expect(results["repaired"]?.warnings == ["AAMVA DBD (date of issue) is not a valid date: dropped"])
     }
 
     @Test("each answer arrives before the next line is written")

@@ -1,0 +1,116 @@
+import AAMVAFixtures
+import BarcodeScanning
+import Foundation
+import Testing
+import VerifyModel
+
+@testable import Pipeline
+
+/// Contract §11: a government id reaches PROCESSED only with the identity the policy needs; blank, truncated,
+/// magnetic-stripe or opaque barcode text never completes one.
+@Suite("A government id is read right or refused")
+struct IdentityRequiredTests {
+    /// 2026-11-26.
+    static let today = Date(timeIntervalSince1970: 1_795_651_200)
+
+    func document(barcode: String? = nil, back: String? = nil, type: DocumentType = .governmentId) -> ScannedDocument {
+        var job = DocumentJob(sequence: 0, source: "test", type: type, identity: .known("t"))
+        if let barcode { job.captured = DocumentFields([.barcode: barcode]) }
+        var document = ScannedDocument(job: job, transaction: .named("t"), images: [:], capture: .init())
+        if let back {
+            document.images[.back] = [1]
+            document.backBarcodes = [Barcode(format: .pdf417, text: back)]
+        }
+        return document
+    }
+
+    func refusal(_ document: ScannedDocument, configuration: PipelineConfiguration = PipelineConfiguration()) -> DocumentFailure? {
+        #expect(throws: DocumentFailure.self) {
+            try DocumentAssembly(configuration: configuration, today: Self.today).fields(for: document)
+        }
+    }
+
+    @Test("an expired licence's text with one leading space is refused as expired, as it is without the space")
+    func expiredWithLeadingSpace() {
+        for text in [AAMVAFixtures.expired.text, " " + AAMVAFixtures.expired.text, "\n" + AAMVAFixtures.expired.text] {
+            let error = refusal(document(barcode: text))
+            #expect(error?.code == .document(.documentCaptureError))
+            #expect(error?.message == "the identity document has expired")
+        }
+    }
+
+    @Test("empty or blank barcode text is refused", arguments: ["", " ", "\n\r\t ", "\u{1E}\u{85}"])
+    func blank(_ text: String) {
+        let error = refusal(document(barcode: text))
+        #expect(error?.code == .document(.documentCaptureError))
+        #expect(error?.message == "barcode: the barcode text is empty")
+    }
+
+    @Test("a record cut after its header is refused, naming every missing field")
+    func truncatedAfterHeader() throws {
+        let text = AAMVAFixtures.all[0].text
+        let header = String(text.unicodeScalars.prefix(41))
+        #expect(header.hasSuffix("ZX") == false && header.hasPrefix("@\n\u{1E}\rANSI 636000"))
+        let error = refusal(document(barcode: header))
+        #expect(error?.message == "barcode: no family name, date of birth, document number or date of expiry could be read")
+    }
+
+    @Test("a back PDF417 that parses but lacks a birth date is refused, naming it")
+    func missingBirthDate() throws {
+        let text = AAMVAPayload(elements: [("DAQ", "B1"), ("DCS", "NOBIRTH"), ("DBA", "01012030")]).text
+        let error = refusal(document(back: text))
+        #expect(error?.message == "back barcode: no date of birth could be read")
+        // Without failExpiredId the expiry is not needed, the birth date still is.
+        var lenient = PipelineConfiguration()
+        lenient.failExpiredId = false
+        let noExpiry = AAMVAPayload(elements: [("DAQ", "B1"), ("DCS", "NOBIRTH"), ("DBB", "01011990")]).text
+        #expect(try DocumentAssembly(configuration: lenient, today: Self.today).fields(for: document(back: noExpiry))[.dateOfBirth] == "1990-01-01")
+        let refused = refusal(document(back: noExpiry))
+        #expect(refused?.message == "back barcode: no date of expiry could be read")
+    }
+
+    @Test("magnetic-stripe text is refused with its own message, for any document type")
+    func magneticStripe() {
+        for type in [DocumentType.governmentId, .email] {
+            let error = refusal(document(barcode: AAMVAFixtures.magneticStripe, type: type))
+            #expect(error?.message.hasPrefix("barcode: magnetic-stripe track data") == true)
+        }
+    }
+
+    @Test("scan.opaqueBarcodes in a pipeline file: refuse by default, accept on request, anything else is a usage error")
+    func opaqueBarcodesSetting() throws {
+        #expect(PipelineConfiguration().acceptOpaqueBarcodes == false)
+        let accepting = try PipelineConfiguration(yaml: "scan:\n  opaqueBarcodes: accept\n", name: "p.yaml")
+        #expect(accepting.acceptOpaqueBarcodes)
+        let refusing = try PipelineConfiguration(yaml: "scan:\n  opaqueBarcodes: refuse\n", name: "p.yaml")
+        #expect(!refusing.acceptOpaqueBarcodes)
+        #expect(throws: ConfigurationError.self) { try PipelineConfiguration(yaml: "scan:\n  opaqueBarcodes: maybe\n", name: "p.yaml") }
+    }
+
+    /// Every cut point of every fixture, expired one included: a cut record is refused or gives the card's own
+    /// identity, never a shortened or missing one.
+    @Test("a sweep over every truncation of every fixture accepts no document without its whole identity")
+    func truncationSweep() {
+        let identity: [DocumentKey] = [.lastName, .dateOfBirth, .documentNumber, .dateOfExpiry]
+        let assembly = DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today)
+        var accepted = 0, refused = 0
+        for fixture in AAMVAFixtures.all + [AAMVAFixtures.expired] {
+            let scalars = Array(fixture.text.unicodeScalars)
+            for cut in 0...scalars.count {
+                let text = String(String.UnicodeScalarView(scalars[..<cut]))
+                do {
+                    let fields = try assembly.fields(for: document(barcode: text))
+                    accepted += 1
+                    for key in identity {
+                        #expect(fields[key] == fixture.expected[key], "\(fixture.name), cut at \(cut): \(key.rawValue)")
+                    }
+                } catch {
+                    refused += 1
+                    #expect(error.code == .document(.documentCaptureError), "\(fixture.name), cut at \(cut)")
+                }
+            }
+        }
+        // The whole records are among the accepted; most cuts lose part of the identity.
+        #expect(accepted >= AAMVAFixtures.all.count && refused > accepted)
+    }
+}
