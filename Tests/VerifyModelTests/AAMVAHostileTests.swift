@@ -47,12 +47,13 @@ struct AAMVAHostileTests {
                                                    .dateOfExpiry: iso(expiryYear)])
     }
 
-    @Test("400 random cards, every transport, 10 cuts each: read exactly right or refused")
+    /// `AAMVA_HOSTILE_SEED` replays or explores another seed; the one used is in every failure's message.
+    @Test("1,500 random cards, every transport, 10 cuts each: read exactly right or refused")
     func neverWrong() {
-        let seed = UInt64(0xA4A7_A026)
+        let seed = ProcessInfo.processInfo.environment["AAMVA_HOSTILE_SEED"].flatMap { UInt64($0) } ?? 0xA4A7_A026
         var rng = SeededGenerator(seed: seed)
         var exact = 0, refused = 0, wrong = 0
-        for index in 0..<400 {
+        for index in 0..<1500 {
             let card = Self.card(&rng)
             let transport = AAMVATransport.allCases.randomElement(using: &rng)!
             let whole = transport.apply(card.text)
@@ -77,6 +78,6 @@ struct AAMVAHostileTests {
         }
         #expect(wrong == 0)
         // Whole cards are read in full but for lost separators refused where ambiguous.
-        #expect(exact >= 350, "seed \(seed): \(exact) exact, \(refused) refused")
+        #expect(exact >= 1300, "seed \(seed): \(exact) exact, \(refused) refused")
     }
 }
