@@ -157,12 +157,10 @@ struct AAMVAHeader {
         case 10, 11, 12:
             // Version 01 (2000) has no jurisdiction version; some later headers lost theirs.
             (issuerId, version, jurisdictionVersion, entryCount) = (String(digits.prefix(6)), number(6..<8), nil, number(8..<10))
-            digits = String(digits.prefix(10))
             cursor = marker.end + 10
         case 8, 9:
             // The pre-standard layout (`AAMVA36004001DL…`): no version, the entry count last.
             (issuerId, version, jurisdictionVersion, entryCount) = ("", 0, nil, number(6..<8))
-            digits = String(digits.prefix(8))
             cursor = marker.end + 8
         default:
             throw AAMVAError(message: "AAMVA header: the issuer number, version and entry count are not 8, 10 or 12 digits")
@@ -178,12 +176,13 @@ struct AAMVAHeader {
             guard type.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("0"..."9").contains($0) }) else {
                 throw AAMVAError(message: "AAMVA header: a subfile type in the directory is not two letters")
             }
-            let offset = Int(field(2, 4)), length = Int(field(6, 4))
-            if offset == nil || length == nil || field(2, 8).contains(where: { !$0.isASCII || !$0.isNumber }) {
+            // Int() alone would take a sign ("+041"): only four ASCII digits are a number here.
+            let number = { (text: String) in text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) } ? Int(text) : nil }
+            let offset = number(field(2, 4)), length = number(field(6, 4))
+            if offset == nil || length == nil {
                 warnings.append("AAMVA header: a subfile offset or length is not 4 digits; the subfile was found by its type")
             }
-            entries.append(Entry(type: type, offset: offset.flatMap { field(2, 4).allSatisfy(\.isNumber) ? $0 : nil },
-                                 length: length.flatMap { field(6, 4).allSatisfy(\.isNumber) ? $0 : nil }))
+            entries.append(Entry(type: type, offset: offset, length: length))
             cursor += 10
         }
         guard entries.contains(where: { $0.type == "DL" || $0.type == "ID" }) else {
