@@ -259,14 +259,21 @@ struct ServeCommandTests {
         let survivor = try InteractiveProcess(["worker", "--lease-seconds", "2", "--store", store, "--pipeline", pipeline,
                                                "--metrics-bind", "127.0.0.1:0"])
         defer { kill(survivor.process.processIdentifier, SIGKILL) }
-        // Until the queue is done: the dead worker's items come free once their 2-second leases run out.
+        // Until the queue is done, read from the worker's own metrics (state, not silence): the dead worker's
+        // items come free once their 2-second leases run out.
+        let port = try announcedPort(survivor)
         var printed = 0
-        while survivor.nextLine(timeout: 8) != nil { printed += 1 }
+        var samples: [String: Double] = [:]
+        let deadline = Date().addingTimeInterval(90)
+        repeat {
+            while survivor.nextLine(timeout: 0.5) != nil { printed += 1 }
+            let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+            samples = prometheusSamples(String(decoding: data, as: UTF8.self))
+        } while (samples[#"verify_transactions{status="COMPLETED"}"#] != 20
+                 || samples.filter { $0.key.hasPrefix("verify_documents_total{") }.values.reduce(0, +) != Double(printed))
+            && Date() < deadline
         // The dead worker's printed document may be redone (its queue item was not yet marked done): at most 20.
         #expect(printed >= 12 && printed <= 20)
-        let port = try announcedPort(survivor)
-        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
-        let samples = prometheusSamples(String(decoding: data, as: UTF8.self))
         #expect((samples["verify_work_lease_expiries_total"] ?? 0) >= 1, "\(samples.filter { $0.key.contains("lease") })")
         #expect(samples.filter { $0.key.hasPrefix("verify_documents_total{") }.values.reduce(0, +) == Double(printed))
         #expect(samples[#"verify_transactions{status="COMPLETED"}"#] == 20)
