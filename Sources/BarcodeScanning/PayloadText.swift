@@ -3,7 +3,8 @@ import Glibc
 /// Turns a symbol's payload bytes into text when the decoder did not say how (ZBar's raw bytes). ASCII and UTF-8
 /// are taken as they are; otherwise Shift-JIS, GB2312 and ISO-8859-1 (the QR default) are told apart the way ZXing's
 /// `guessEncoding` does, with GB2312 added: a byte sequence that pairs up as GB2312 and reads in Shift-JIS as more
-/// half-width katakana than double-byte characters is Chinese, not Japanese.
+/// half-width katakana than double-byte characters, none of them voiced, is Chinese, not Japanese. Shift-JIS's
+/// single bytes follow JIS X 0201 (0x5C is `¥`, 0x7E `‾`), as zxing-cpp's do.
 enum PayloadText {
     enum Charset: String {
         case utf8 = "UTF-8"
@@ -26,6 +27,8 @@ enum PayloadText {
         var latin1HighOther = 0
         var sjisBytesLeft = 0, sjisKatakana = 0, sjisDoubleBytes = 0
         var katakanaRun = 0, maxKatakanaRun = 0, doubleBytesRun = 0, maxDoubleBytesRun = 0
+        // Half-width kana followed by a voiced or semi-voiced mark (ﾀﾞ, ﾊﾟ): Japanese, whatever GB2312 makes of it.
+        var voicedKana = 0, previousKana: UInt8 = 0
         for value in bytes {
             if canBeLatin1 {
                 if (0x80...0x9F).contains(value) {
@@ -40,24 +43,29 @@ enum PayloadText {
             } else if value == 0x80 || value == 0xA0 || value > 0xEF {
                 canBeShiftJIS = false
             } else if value > 0xA0, value < 0xE0 {
+                if value == 0xDE || value == 0xDF, Self.isVoiceable(previousKana, semi: value == 0xDF) { voicedKana += 1 }
+                previousKana = value
                 sjisKatakana += 1
                 doubleBytesRun = 0
                 katakanaRun += 1
                 maxKatakanaRun = max(maxKatakanaRun, katakanaRun)
             } else if value > 0x7F {
+                previousKana = 0
                 sjisBytesLeft += 1
                 sjisDoubleBytes += 1
                 katakanaRun = 0
                 doubleBytesRun += 1
                 maxDoubleBytesRun = max(maxDoubleBytesRun, doubleBytesRun)
             } else {
+                previousKana = 0
                 katakanaRun = 0
                 doubleBytesRun = 0
             }
         }
         if sjisBytesLeft > 0 { canBeShiftJIS = false }
-        // Chinese read as Shift-JIS is mostly half-width katakana, which Japanese text seldom is.
-        if isGB2312(bytes), !canBeShiftJIS || sjisKatakana > sjisDoubleBytes { return .gb2312 }
+        // Chinese read as Shift-JIS is mostly half-width katakana, which Japanese text seldom is, unless it is
+        // Japanese half-width text: its voiced marks follow the kana that take them (Japanese phones).
+        if isGB2312(bytes), !canBeShiftJIS || (sjisKatakana > sjisDoubleBytes && voicedKana == 0) { return .gb2312 }
         if canBeShiftJIS, maxKatakanaRun >= 3 || maxDoubleBytesRun >= 3 { return .shiftJIS }
         if canBeLatin1, canBeShiftJIS {
             return (maxKatakanaRun == 2 && sjisKatakana == 2) || latin1HighOther * 10 >= bytes.count ? .shiftJIS : .latin1
@@ -65,6 +73,11 @@ enum PayloadText {
         if canBeLatin1 { return .latin1 }
         if canBeShiftJIS { return .shiftJIS }
         return .latin1
+    }
+
+    /// Whether half-width kana `kana` takes the voiced mark ﾞ (ｳ, ｶ-ﾄ, ﾊ-ﾎ) or, `semi`, the semi-voiced ﾟ (ﾊ-ﾎ).
+    static func isVoiceable(_ kana: UInt8, semi: Bool) -> Bool {
+        semi ? (0xCA...0xCE).contains(kana) : kana == 0xB3 || (0xB6...0xC4).contains(kana) || (0xCA...0xCE).contains(kana)
     }
 
     /// Every byte above 0x7F pairs up as a GB2312 character (rows 0xA1-0xF7, columns 0xA1-0xFE), and there is one.

@@ -5,9 +5,10 @@ import VerifyModel
 ///
 /// Look-alikes (0/O, 1/I, 2/Z, 5/S, 8/B) are settled by the field's alphabet where it has one: dates and check
 /// digits are digits, names and country codes letters. In fields that take both (document numbers, optional data)
-/// the field's check digit chooses among the recogniser's close second choices. A `K` standing alone between
-/// fillers in a letters-only field is read as the filler `<` when the recogniser scored them alike. The issuing
-/// state and the nationality are read as the code, among those ICAO 9303 allows, that the cells score best for.
+/// the field's check digit chooses among the recogniser's close second choices, and only among those: a glyph read
+/// with confidence is never changed to make a check digit pass. A `K` standing alone between fillers in a
+/// letters-only field is read as the filler `<` when the recogniser scored them alike. The issuing state and the
+/// nationality are kept as read (see `settleStates`).
 enum MRZCharacterRules {
     enum Slot {
         case letter, digit, alphanumeric, sex, digitOrFiller
@@ -40,6 +41,14 @@ enum MRZCharacterRules {
             return [run(.letter, 36),
                     run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
                         + run(.alphanumeric, 7) + [.digit]]
+        case .mrvA:
+            return [run(.letter, 44),
+                    run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
+                        + run(.alphanumeric, 16)]
+        case .mrvB:
+            return [run(.letter, 36),
+                    run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
+                        + run(.alphanumeric, 8)]
         case .td1:
             return [run(.letter, 5) + run(.alphanumeric, 9) + [.digitOrFiller] + run(.alphanumeric, 15),
                     run(.digit, 7) + [.sex] + run(.digit, 7) + run(.letter, 3) + run(.alphanumeric, 11) + [.digit],
@@ -50,11 +59,12 @@ enum MRZCharacterRules {
     /// The positions a failing field (as `MRZError.field` names it) is read from, its check digit included.
     static func positions(of field: String, in format: MRZ.Format) -> [Position] {
         func on(_ line: Int, _ range: ClosedRange<Int>) -> [Position] { range.map { Position(line: line, index: $0) } }
+        let twoLines = format != .td1
         switch (format, field) {
-        case (.td3, "documentNumber"), (.td2, "documentNumber"): return on(1, 0...9)
-        case (.td3, "dateOfBirth"), (.td2, "dateOfBirth"): return on(1, 13...19)
-        case (.td3, "sex"), (.td2, "sex"): return on(1, 20...20)
-        case (.td3, "dateOfExpiry"), (.td2, "dateOfExpiry"): return on(1, 21...27)
+        case (_, "documentNumber") where twoLines: return on(1, 0...9)
+        case (_, "dateOfBirth") where twoLines: return on(1, 13...19)
+        case (_, "sex") where twoLines: return on(1, 20...20)
+        case (_, "dateOfExpiry") where twoLines: return on(1, 21...27)
         case (.td3, "personalIdNumber"): return on(1, 28...42)
         case (.td3, "composite"): return on(1, 43...43)
         case (.td2, "composite"): return on(1, 28...35)
@@ -107,22 +117,24 @@ enum MRZCharacterRules {
                 (nationalityStart...(nationalityStart + 2)).map { Position(line: nationalityLine, index: $0) }]
     }
 
-    /// Sorted once: ties go to the same code on every read.
-    private static let knownStates = ICAOStates.codes.sorted()
-
-    /// Each state code field as the known code its cells score best for (`UTD` is read `UTO`, `MFX` `MEX`).
-    static func settleStates(_ lines: inout [[Character]], scores: [[[Float]]], format: MRZ.Format) {
-        let index = Dictionary(uniqueKeysWithValues: GlyphClassifier.characters.enumerated().map { ($1, $0) })
+    /// Each state code field as read. No check digit covers these fields, so a code is never replaced by the
+    /// closest known state (Interpol's `INP` is not India's `IND`): only where the code as read is not one ICAO
+    /// 9303 lists, and a look-alike that scored within `margin` in one cell makes it exactly one listed code
+    /// (`UT0` for `UTO`), is that look-alike taken. Other unknown codes stay as read for the caller to flag.
+    static func settleStates(_ lines: inout [[Character]], scores: [[[Float]]], format: MRZ.Format, margin: Float = 0.1) {
         for positions in statePositions(format) {
-            func total(_ code: String) -> Float {
-                var sum: Float = 0
-                for (character, position) in zip(code, positions) {
-                    sum += scores[position.line][position.index][index[character]!]
+            let read = String(positions.map { lines[$0.line][$0.index] })
+            guard !ICAOStates.codes.contains(read) else { continue }
+            var known: Set<String> = []
+            for (slot, position) in positions.enumerated() {
+                for other in alternatives(scores[position.line][position.index], slot: .letter, margin: margin).dropFirst() {
+                    var code = Array(read)
+                    code[slot] = other
+                    if ICAOStates.codes.contains(String(code)) { known.insert(String(code)) }
                 }
-                return sum
             }
-            let best = knownStates.max { total($0) < total($1) }!
-            for (character, position) in zip(best, positions) { lines[position.line][position.index] = character }
+            guard known.count == 1, let code = known.first else { continue }
+            for (character, position) in zip(code, positions) { lines[position.line][position.index] = character }
         }
     }
 
@@ -139,7 +151,10 @@ enum MRZCharacterRules {
     }
 
     static let maximumChanges = 2
-    static let maximumLoss: Float = 0.3
+    /// How far below the chosen character a look-alike may have scored and still be tried as a mend: beyond
+    /// it the glyph was read with confidence, and changing it to satisfy a check digit would be a guess.
+    static let repairMargin: Float = 0.1
+    static let maximumLoss: Float = 0.15
 
     /// Parses the reading; when a check digit fails, tries the close second choices of that field's characters,
     /// best total score first, until it parses or no choice mends the field. Returns the parse or the last error.
@@ -158,7 +173,7 @@ enum MRZCharacterRules {
             guard !mended.contains(error.field) else { return .failure(error) }
             mended.insert(error.field)
             let positions = positions(of: error.field, in: format)
-            let choices = positions.map { alternatives(scores[$0.line][$0.index], slot: slots[$0.line][$0.index]) }
+            let choices = positions.map { alternatives(scores[$0.line][$0.index], slot: slots[$0.line][$0.index], margin: repairMargin) }
             let losses = zip(positions, choices).map { position, options in
                 let cell = scores[position.line][position.index]
                 let top = cell[GlyphClassifier.characters.firstIndex(of: options[0])!]
@@ -191,17 +206,26 @@ enum MRZCharacterRules {
     /// The first position of a document number or optional data (fields that take letters and digits) where a
     /// look-alike scored within `margin` of the chosen character and would parse as well: the check digits cannot
     /// tell them apart there (G and Q weigh the same modulo 10; two swaps can cancel out), so the number is a guess.
+    ///
+    /// Also a guess: a field that holds both a character and its look-alike (`O` and `0`) where one of those cells
+    /// was uncertain between them (within `repairMargin`): several such swaps can cancel out in a check digit
+    /// (`0000000000` read `O0OOOOOOO0`).
     static func ambiguity(in mrz: MRZ, scores: [[[Float]]], margin: Float = 0.03,
                           parse: ([[Character]]) throws(MRZError) -> MRZ) -> Position? {
         let slots = slots(mrz.format)
         let lines = mrz.lines.map { Array($0) }
         for line in lines.indices {
+            let mixed = Set(lines[line].indices.filter { slots[line][$0] == .alphanumeric }.map { lines[line][$0] })
             for index in lines[line].indices where slots[line][index] == .alphanumeric {
                 let chosen = lines[line][index]
                 let cell = scores[line][index]
                 let score = cell[GlyphClassifier.characters.firstIndex(of: chosen)!]
                 for other in lookAlikes[chosen] ?? [] where slots[line][index].allows(other) {
-                    guard cell[GlyphClassifier.characters.firstIndex(of: other)!] >= score - margin else { continue }
+                    let otherScore = cell[GlyphClassifier.characters.firstIndex(of: other)!]
+                    if other != "<", chosen != "<", mixed.contains(other), otherScore >= score - repairMargin {
+                        return Position(line: line, index: index)
+                    }
+                    guard otherScore >= score - margin else { continue }
                     var swapped = lines
                     swapped[line][index] = other
                     if (try? parse(swapped)) != nil { return Position(line: line, index: index) }

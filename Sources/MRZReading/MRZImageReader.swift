@@ -82,7 +82,6 @@ public struct MRZImageReader: Sendable {
     }
 
     private func reading(_ grid: MRZGrid, classifier: GlyphClassifier) -> Result<(confidence: Float, mrz: MRZ), Unread> {
-        let slots = MRZCharacterRules.slots(grid.format)
         var scores: [[[Float]]] = []
         let count = grid.lines[0].count - 2
         var geometries: [(geometry: GlyphClassifier.LineGeometry, fit: Float)] = []
@@ -109,6 +108,15 @@ public struct MRZImageReader: Sendable {
             }!
             scores.append(Array(cells[best..<(best + count)]))
         }
+        // A visa shares a passport's geometry; its document code `V` (first line, all letters in both) tells it,
+        // and its second line's optional data is read as such, not as a personal number and check digits.
+        let firstCode = MRZCharacterRules.best(scores[0][0], slot: .letter).character
+        let format: MRZ.Format = switch (grid.format, firstCode) {
+        case (.td3, "V"): .mrvA
+        case (.td2, "V"): .mrvB
+        default: grid.format
+        }
+        let slots = MRZCharacterRules.slots(format)
         var lines: [[Character]] = []
         var total: Float = 0
         for (line, lineScores) in scores.enumerated() {
@@ -119,13 +127,13 @@ public struct MRZImageReader: Sendable {
             })
         }
         MRZCharacterRules.settleFillers(&lines, scores: scores, slots: slots)
-        MRZCharacterRules.settleStates(&lines, scores: scores, format: grid.format)
+        MRZCharacterRules.settleStates(&lines, scores: scores, format: format)
         let confidence = total / Float(lines.reduce(0) { $0 + $1.count })
         let referenceDate = referenceDate
         let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in
             try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"), referenceDate: referenceDate)
         }
-        switch MRZCharacterRules.repair(lines, scores: scores, format: grid.format, parse: parse) {
+        switch MRZCharacterRules.repair(lines, scores: scores, format: format, parse: parse) {
         case .success(let mrz):
             if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) {
                 return .failure(Unread(confidence: confidence, error: MRZError(

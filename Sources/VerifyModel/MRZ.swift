@@ -15,10 +15,22 @@ public struct MRZError: CodedError, Equatable, CustomStringConvertible {
     }
 }
 
-/// A machine-readable zone (ICAO 9303 TD1, TD2 or TD3) with every check digit verified.
+/// A machine-readable zone (ICAO 9303 TD1, TD2 or TD3, or a visa's MRV-A or MRV-B) with every check digit verified.
 public struct MRZ: Sendable, Equatable {
     public enum Format: String, Sendable {
         case td1 = "TD1", td2 = "TD2", td3 = "TD3"
+        /// Visas (ICAO 9303 Part 7): 2×44 and 2×36 like TD3 and TD2, document code `V`, optional data where the
+        /// passport's personal number and composite check digit are, and no check digit over it.
+        case mrvA = "MRV-A", mrvB = "MRV-B"
+
+        /// The passport-book layout a visa shares its geometry with.
+        public var geometry: Format {
+            switch self {
+            case .mrvA: .td3
+            case .mrvB: .td2
+            default: self
+            }
+        }
     }
 
     public var format: Format
@@ -43,6 +55,14 @@ public struct MRZ: Sendable, Equatable {
     /// TD1's second-line optional data.
     public var optionalData2: String
 
+    /// The issuing state's and the nationality's three cells as printed (`D<<` for Germany), to be checked
+    /// against the codes ICAO 9303 lists.
+    public var stateCodes: [(field: String, code: String)] {
+        let rows = lines.map { Array($0) }
+        let nationality = format == .td1 ? rows[1][15..<18] : rows[1][10..<13]
+        return [("issuingState", String(rows[0][2..<5])), ("nationality", String(nationality))]
+    }
+
     /// Parses MRZ text given as lines separated by `\n` or `\r\n`; surrounding whitespace and blank lines are
     /// ignored. `referenceDate` decides two-digit years: a birth year is never in the future, and an expiry
     /// year is at most 50 years ahead.
@@ -53,10 +73,10 @@ public struct MRZ: Sendable, Equatable {
         let format: Format
         switch (lines.count, lines.first?.count) {
         case (3, 30) where lines.allSatisfy({ $0.count == 30 }): format = .td1
-        case (2, 36) where lines.allSatisfy({ $0.count == 36 }): format = .td2
-        case (2, 44) where lines.allSatisfy({ $0.count == 44 }): format = .td3
+        case (2, 36) where lines.allSatisfy({ $0.count == 36 }): format = lines[0].hasPrefix("V") ? .mrvB : .td2
+        case (2, 44) where lines.allSatisfy({ $0.count == 44 }): format = lines[0].hasPrefix("V") ? .mrvA : .td3
         default:
-            throw MRZError(field: "layout", message: "MRZ is not TD1 (3×30), TD2 (2×36) or TD3 (2×44): got \(lines.count) line(s) of length \(lines.map { String($0.count) }.joined(separator: ", "))")
+            throw MRZError(field: "layout", message: "MRZ is not TD1 (3×30), TD2 or MRV-B (2×36), TD3 or MRV-A (2×44): got \(lines.count) line(s) of length \(lines.map { String($0.count) }.joined(separator: ", "))")
         }
         for (index, line) in lines.enumerated() {
             // Positions, never the characters: the message must not carry any part of the document.
@@ -72,7 +92,7 @@ public struct MRZ: Sendable, Equatable {
         self.lines = lines
 
         switch format {
-        case .td3, .td2:
+        case .td3, .td2, .mrvA, .mrvB:
             let width = rows[0].count
             let (first, second) = (rows[0], rows[1])
             documentCode = MRZ.field(first, 0..<2)
@@ -85,12 +105,16 @@ public struct MRZ: Sendable, Equatable {
             sex = try MRZ.sex(second[20])
             dateOfExpiry = try MRZ.date(try MRZ.checked(second, 21..<27, check: 27, field: "dateOfExpiry"),
                                         field: "dateOfExpiry", pivotYear: year, isExpiry: true)
-            if format == .td3 {
+            switch format {
+            case .td3:
                 optionalData = try MRZ.checked(second, 28..<42, check: 42, field: "personalIdNumber", fillerMeansZero: true)
                 try MRZ.verify(Array(second[0..<10] + second[13..<20] + second[21..<43]), digit: second[43], field: "composite")
-            } else {
+            case .td2:
                 optionalData = MRZ.field(second, 28..<35)
                 try MRZ.verify(Array(second[0..<10] + second[13..<20] + second[21..<35]), digit: second[35], field: "composite")
+            default:
+                // A visa's optional data runs to the end of the line, unchecked.
+                optionalData = MRZ.field(second, 28..<width)
             }
             optionalData2 = ""
         case .td1:
@@ -137,7 +161,9 @@ public struct MRZ: Sendable, Equatable {
         fields[.middleName] = given.count > 1 ? given.dropFirst().joined(separator: " ") : nil
         let full = [secondaryIdentifier, primaryIdentifier].filter { !$0.isEmpty }.joined(separator: " ")
         fields[.fullName] = full.isEmpty ? nil : full
-        fields[.personalIdNumber] = optionalData.isEmpty ? nil : optionalData
+        // A visa's optional data is no personal number, and no check digit covers it.
+        let visa = format == .mrvA || format == .mrvB
+        fields[.personalIdNumber] = optionalData.isEmpty || visa ? nil : optionalData
         fields[.documentAdditionalNumber] = optionalData2.isEmpty ? nil : optionalData2
         return fields
     }

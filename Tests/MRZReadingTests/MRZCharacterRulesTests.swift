@@ -89,4 +89,59 @@ struct MRZCharacterRulesTests {
         #expect(error.field == "dateOfBirth")
         #expect(error.failureCode == .document(.documentCaptureError))
     }
+
+    // MARK: Precision: read right or refuse (issue 27's failure classes)
+
+    @Test("a zero-filled number read as O and 0 that cancel in its check digit is refused, not returned")
+    func zeroFilledNumber() throws {
+        // Printed 000000000, check digit 0; eight of its cells read as O, the 0 close behind. O0OOOOOOO checks too.
+        let printed = [Self.specimen[0], "0000000000UTO7408122F1204159ZE184226B<<<<<12"]
+        var overrides: [MRZCharacterRules.Position: [Float]] = [:]
+        for index in [0, 2, 3, 4, 5, 6, 7, 8] { overrides[Self.at(1, index)] = Self.cell("O", "0", gap: 0.05) }
+        let mrz = try Self.read(overrides, printed: printed).get()
+        #expect(mrz.documentNumber == "O0OOOOOOO")
+        // What the reader does next: the reading holds O and 0 read alike in one field, so it is a guess.
+        var scores = printed.map { $0.map { Self.cell($0) } }
+        for (position, value) in overrides { scores[position.line][position.index] = value }
+        let ambiguous = MRZCharacterRules.ambiguity(in: mrz, scores: scores) { (lines: [[Character]]) throws(MRZError) -> MRZ in
+            try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"))
+        }
+        #expect(ambiguous == Self.at(1, 0))
+    }
+
+    @Test("a print whose own check digit is wrong is refused, though a look-alike read with confidence would pass it")
+    func invalidPrintNotRepaired() {
+        // L898902C3 printed with check digit 7 (it is 6); reading the second 8 as B would give 7. The B scored 0.15
+        // below the 8: a confident glyph, not a close second choice.
+        let printed = [Self.specimen[0], "L898902C37UTO7408122F1204159ZE184226B<<<<<17"]
+        let result = Self.read([Self.at(1, 3): Self.cell("8", "B", gap: 0.15)], printed: printed)
+        guard case .failure(let error) = result else {
+            Issue.record("an invalid print was repaired into \((try? result.get())?.documentNumber ?? "")")
+            return
+        }
+        #expect(error.field == "documentNumber")
+    }
+
+    @Test("state codes are kept as read, never snapped to the closest known state", arguments: [
+        ("INP", "INP"), ("BDR", "BDR"), ("COU", "COU"), ("SI<", "SI<"),
+    ])
+    func statesKept(printed: String, expected: String) {
+        var lines = [Array("P<" + printed + "ERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<"), Array(Self.specimen[1])]
+        let scores = lines.map { $0.map { Self.cell($0) } }
+        MRZCharacterRules.settleStates(&lines, scores: scores, format: .td3)
+        #expect(String(lines[0][2..<5]) == expected)
+        #expect(!ICAOStates.codes.contains(expected))
+    }
+
+    @Test("an unknown code becomes a listed one only through a look-alike read within the margin")
+    func stateLookAlike() {
+        // UTD: the D scored just below an O (UTO is listed); with a clear D it stays UTD.
+        for (gap, expected) in [(Float(0.05), "UTO"), (0.4, "UTD")] {
+            var lines = [Array("P<UTDERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<"), Array(Self.specimen[1])]
+            var scores = lines.map { $0.map { Self.cell($0) } }
+            scores[0][4] = Self.cell("D", "O", gap: gap)
+            MRZCharacterRules.settleStates(&lines, scores: scores, format: .td3)
+            #expect(String(lines[0][2..<5]) == expected, "gap \(gap)")
+        }
+    }
 }

@@ -82,6 +82,8 @@ struct GeneratedMRZ: CustomTestStringConvertible {
             covered = (5..<14).map { (0, $0) } + (0..<6).map { (1, $0) } + (8..<14).map { (1, $0) } + (18..<29).map { (1, $0) }
             if !optional1.isEmpty { expected[.personalIdNumber] = optional1 }
             if !optional2.isEmpty { expected[.documentAdditionalNumber] = optional2 }
+        case .mrvA, .mrvB:
+            preconditionFailure("visas are read in MRZTests, not generated here")
         }
         expected[.mrzData] = lines.joined(separator: "\n")
         return GeneratedMRZ(text: lines.joined(separator: "\n"), lines: lines.map(Array.init), expected: expected, covered: covered)

@@ -1,5 +1,6 @@
 import BarcodeScanning
 import Foundation
+import MRZReading
 import VerifyModel
 
 /// Builds one document's `document` map from its sources: images, the back's AAMVA PDF417, the MRZ text and
@@ -28,12 +29,18 @@ struct DocumentAssembly {
         var warnings: [String] = []
         /// The sources that could give the identity, by the name a refusal starts with.
         var identitySources: [String] = []
-        if let mrz = document.job.mrz {
+        if let text = document.job.mrz {
+            let mrz: MRZ
             do {
-                sources.append(("MRZ", try MRZ(parsing: mrz, referenceDate: today).fields))
-                identitySources.append("MRZ")
+                mrz = try MRZ(parsing: text, referenceDate: today)
             } catch {
                 throw DocumentFailure(error)
+            }
+            sources.append(("MRZ", mrz.fields))
+            identitySources.append("MRZ")
+            // No check digit covers them: an unknown code is reported as read and flagged, never replaced.
+            for (field, code) in mrz.stateCodes where !ICAOStates.codes.contains(code) {
+                warnings.append("MRZ \(field) is not a code ICAO 9303 lists: kept as read")
             }
         }
         if let backBarcodes = document.backBarcodes {
