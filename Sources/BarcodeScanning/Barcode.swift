@@ -1,3 +1,5 @@
+import MRZReading
+
 /// Symbologies the scanner knows, spelled as in SPEC §6 results.
 public enum BarcodeFormat: String, Codable, Sendable, CaseIterable {
     case qrCode = "QR_CODE"
@@ -23,6 +25,9 @@ public enum BarcodeFormat: String, Codable, Sendable, CaseIterable {
 public struct Barcode: Codable, Hashable, Sendable {
     public var format: BarcodeFormat
     public var text: String
+    /// For an MRZ read from an image: how surely each field was read, what was mended, which state codes are
+    /// not listed; so that a caller can route the document to review.
+    public var mrz: MRZReport?
 
     public init(format: BarcodeFormat, text: String) {
         self.format = format
@@ -38,5 +43,24 @@ public struct Barcode: Codable, Hashable, Sendable {
     /// keep their bytes exactly (verification URLs, AAMVA records with their control characters).
     init(format: BarcodeFormat, bytes: some Collection<UInt8>, decodedText: String) {
         self.init(format: format, text: bytes.allSatisfy { $0 < 0x80 } ? String(decoding: Array(bytes), as: UTF8.self) : decodedText)
+    }
+}
+
+/// What `scan --json` says of an MRZ reading besides its text (contract §4): per field, the weakest character's
+/// template score and lead over the runner-up; the look-alikes changed to satisfy check digits; unknown state codes.
+public struct MRZReport: Codable, Hashable, Sendable {
+    public var format: String
+    public var confidence: [String: MRZReading.Confidence]
+    public var repairs: [String]
+    public var unknownStates: [String]
+
+    init(_ reading: MRZReading) {
+        format = reading.mrz.format.rawValue
+        confidence = reading.confidence.mapValues {
+            // Two decimals: enough to route on, and the same bytes on every machine.
+            MRZReading.Confidence(score: ($0.score * 100).rounded() / 100, margin: ($0.margin * 100).rounded() / 100)
+        }
+        repairs = reading.repairs
+        unknownStates = reading.unknownStates
     }
 }

@@ -54,8 +54,10 @@ public final class BarcodeScanner {
     public func scan(_ bytes: [UInt8], firstPass: GrayImage? = nil,
                      expecting expectation: Expectation = .anyCode) throws(ImageDecodingError) -> [Barcode] {
         var found = configuration.symbologies == [.mrz] ? [] : try scanBarcodes(bytes, firstPass: firstPass, expecting: expectation)
-        if configuration.symbologies.contains(.mrz), case .read(let mrz) = try readMRZ(bytes) {
-            found.append(Barcode(format: .mrz, text: mrz.lines.joined(separator: "\n")))
+        if configuration.symbologies.contains(.mrz), case .read(let reading) = try readMRZ(bytes) {
+            var barcode = Barcode(format: .mrz, text: reading.mrz.lines.joined(separator: "\n"))
+            barcode.mrz = MRZReport(reading)
+            found.append(barcode)
         }
         return found
     }

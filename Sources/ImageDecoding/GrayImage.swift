@@ -37,5 +37,19 @@ public struct GrayImage: Sendable {
         return GrayImage(width: right - left, height: bottom - top, pixels: region)
     }
 
+    /// Half the width and height, each pixel the mean of a 2×2 block.
+    public func halved() -> GrayImage {
+        let w = width / 2, h = height / 2
+        var out = [UInt8](repeating: 0, count: w * h)
+        for y in 0..<h {
+            for x in 0..<w {
+                let a = Int(pixels[2 * y * width + 2 * x]) + Int(pixels[2 * y * width + 2 * x + 1])
+                let b = Int(pixels[(2 * y + 1) * width + 2 * x]) + Int(pixels[(2 * y + 1) * width + 2 * x + 1])
+                out[y * w + x] = UInt8((a + b + 2) / 4)
+            }
+        }
+        return GrayImage(width: w, height: h, pixels: out, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+    }
+
     public subscript(x: Int, y: Int) -> UInt8 { pixels[y * width + x] }
 }

@@ -110,6 +110,58 @@ enum MRZCharacterRules {
         }
     }
 
+    /// Every field of a format: its cells, and whether a check digit covers it.
+    static func fields(_ format: MRZ.Format) -> [(name: String, positions: [Position], checked: Bool)] {
+        func on(_ line: Int, _ range: ClosedRange<Int>) -> [Position] { range.map { Position(line: line, index: $0) } }
+        switch format {
+        case .td3, .mrvA, .td2, .mrvB:
+            let width = format.geometry == .td3 ? 44 : 36
+            var fields: [(String, [Position], Bool)] = [
+                ("documentCode", on(0, 0...1), false), ("issuingState", on(0, 2...4), false), ("name", on(0, 5...(width - 1)), false),
+                ("documentNumber", on(1, 0...9), true), ("nationality", on(1, 10...12), false), ("dateOfBirth", on(1, 13...19), true),
+                ("sex", on(1, 20...20), false), ("dateOfExpiry", on(1, 21...27), true),
+            ]
+            switch format {
+            case .td3: fields += [("personalIdNumber", on(1, 28...42), true), ("composite", on(1, 43...43), true)]
+            case .td2: fields += [("optionalData", on(1, 28...34), true), ("composite", on(1, 35...35), true)]
+            default: fields += [("optionalData", on(1, 28...(width - 1)), false)]
+            }
+            return fields
+        case .td1:
+            return [("documentCode", on(0, 0...1), false), ("issuingState", on(0, 2...4), false),
+                    ("documentNumber", on(0, 5...14), true), ("optionalData", on(0, 15...29), true),
+                    ("dateOfBirth", on(1, 0...6), true), ("sex", on(1, 7...7), false), ("dateOfExpiry", on(1, 8...14), true),
+                    ("nationality", on(1, 15...17), false), ("optionalData2", on(1, 18...28), true),
+                    ("composite", on(1, 29...29), true), ("name", on(2, 0...29), false)]
+        }
+    }
+
+    /// The field a cell belongs to.
+    static func field(at position: Position, format: MRZ.Format) -> String {
+        fields(format).first { $0.positions.contains(position) }?.name ?? "layout"
+    }
+
+    /// Each field's weakest cell as read: its template score, and its lead over the next character the slot allows.
+    static func fieldConfidence(_ lines: [[Character]], scores: [[[Float]]],
+                                format: MRZ.Format) -> [String: (confidence: MRZReading.Confidence, checked: Bool)] {
+        let slots = slots(format)
+        let index = Dictionary(uniqueKeysWithValues: GlyphClassifier.characters.enumerated().map { ($1, $0) })
+        var result: [String: (confidence: MRZReading.Confidence, checked: Bool)] = [:]
+        for field in fields(format) {
+            var weakest = MRZReading.Confidence(score: 1, margin: 2)
+            for position in field.positions {
+                let cell = scores[position.line][position.index]
+                let chosen = lines[position.line][position.index]
+                let score = cell[index[chosen]!]
+                let runnerUp = GlyphClassifier.characters.filter { $0 != chosen && slots[position.line][position.index].allows($0) }
+                    .map { cell[index[$0]!] }.max() ?? -1
+                weakest = MRZReading.Confidence(score: min(weakest.score, score), margin: min(weakest.margin, score - runnerUp))
+            }
+            result[field.name] = (weakest, field.checked)
+        }
+        return result
+    }
+
     /// Where the issuing state and the nationality are.
     static func statePositions(_ format: MRZ.Format) -> [[Position]] {
         let nationalityLine = 1, nationalityStart = format == .td1 ? 15 : 10

@@ -8,8 +8,8 @@ import VerifyModel
 /// digit holds is returned as read.
 public struct MRZImageReader: Sendable {
     public enum Outcome: Sendable {
-        /// The MRZ, its lines as printed.
-        case read(MRZ)
+        /// The MRZ, its lines as printed, and how surely each field was read.
+        case read(MRZReading)
         /// An MRZ band is on the page, but no reading of it passes the check digits: the error names the field.
         case unreadable(MRZError)
         case notFound
@@ -21,21 +21,35 @@ public struct MRZImageReader: Sendable {
     public var readablePitch = 16.0
     /// The mean template score (normalised correlation) of a reading's characters below which it is not taken.
     public var minimumConfidence: Float = 0.7
+    /// In a field no check digit covers (names, state codes, sex, document code), a cell whose chosen character
+    /// beat the runner-up its slot allows by less than this is a guess: the reading is unreadable, naming the field.
+    public var minimumUncheckedMargin: Float = 0.02
     public var referenceDate: Date
 
     public init(referenceDate: Date = Date()) {
         self.referenceDate = referenceDate
     }
 
-    /// Decodes `bytes` as the search image (reduced) and, when needed, at full size to read the band.
+    /// Decodes `bytes` as the search image (reduced) and, when needed, at full size to read the band. A band that
+    /// is not read at the size a large image gives is looked for again at half that size (characters far larger
+    /// than the templates' grid, ink that runs together): the same page reads the same at any scale. Only a
+    /// failed search pays for it. (Doubling small images was tried: print under 6 px high stays unreadable.)
     public func read(_ bytes: [UInt8], decoder: ImageDecoder) throws(ImageDecodingError) -> Outcome {
         let search = try decoder.decode(bytes, targetPixels: searchPixels)
         var full: GrayImage?
-        return try read(search) { () throws(ImageDecodingError) -> GrayImage in
+        let first = try read(search) { () throws(ImageDecodingError) -> GrayImage in
             if let full { return full }
             let decoded = try decoder.decode(bytes)
             full = decoded
             return decoded
+        }
+        if case .read = first { return first }
+        guard min(search.width, search.height) >= 1200 else { return first }
+        let half = search.halved()
+        let again = read(half) { () -> GrayImage in half }
+        switch (again, first) {
+        case (.read, _), (.unreadable, .notFound): return again
+        default: return first
         }
     }
 
@@ -54,23 +68,23 @@ public struct MRZImageReader: Sendable {
         let classifier = GlyphClassifier(image: source)
         // Every candidate is read (the page as it is and upside down, each layout that fits): the surest reading that
         // parses wins. A reading whose characters do not look like OCR-B is no evidence, whatever its check digits.
-        var read: (confidence: Float, mrz: MRZ)?
+        var read: MRZReading?
         var best: Unread?
         for grid in grids.prefix(6) {
             let scaled = scale == 1 ? grid : grid.scaled(by: scale)
             switch reading(scaled, classifier: classifier) {
-            case .success(let reading) where reading.confidence >= minimumConfidence:
-                if reading.confidence > read?.confidence ?? 0 { read = reading }
+            case .success(let reading) where reading.meanScore >= minimumConfidence:
+                if reading.meanScore > read?.meanScore ?? 0 { read = reading }
             case .success(let reading):
-                if reading.confidence > best?.confidence ?? 0 {
-                    best = Unread(confidence: reading.confidence,
+                if reading.meanScore > best?.confidence ?? 0 {
+                    best = Unread(confidence: reading.meanScore,
                                   error: MRZError(field: "layout", message: "MRZ characters too faint or blurred to read"))
                 }
             case .failure(let failure):
                 if failure.confidence > best?.confidence ?? 0 { best = failure }
             }
         }
-        if let read { return .read(read.mrz) }
+        if let read { return .read(read) }
         // A grid whose characters mostly look like OCR-B is an MRZ that could not be read; anything less is not one.
         if let best, best.confidence >= minimumConfidence { return .unreadable(best.error) }
         return .notFound
@@ -81,7 +95,7 @@ public struct MRZImageReader: Sendable {
         var error: MRZError
     }
 
-    private func reading(_ grid: MRZGrid, classifier: GlyphClassifier) -> Result<(confidence: Float, mrz: MRZ), Unread> {
+    private func reading(_ grid: MRZGrid, classifier: GlyphClassifier) -> Result<MRZReading, Unread> {
         var scores: [[[Float]]] = []
         let count = grid.lines[0].count - 2
         var geometries: [(geometry: GlyphClassifier.LineGeometry, fit: Float)] = []
@@ -127,6 +141,7 @@ public struct MRZImageReader: Sendable {
             })
         }
         MRZCharacterRules.settleFillers(&lines, scores: scores, slots: slots)
+        let read = lines
         MRZCharacterRules.settleStates(&lines, scores: scores, format: format)
         let confidence = total / Float(lines.reduce(0) { $0 + $1.count })
         let referenceDate = referenceDate
@@ -139,9 +154,49 @@ public struct MRZImageReader: Sendable {
                 return .failure(Unread(confidence: confidence, error: MRZError(
                     field: "layout", message: "MRZ line \(position.line + 1), position \(position.index + 1): two characters read alike and both check")))
             }
-            return .success((confidence, mrz))
+            let final = mrz.lines.map { Array($0) }
+            let fields = MRZCharacterRules.fieldConfidence(final, scores: scores, format: format)
+            // No check digit stands behind these fields: a cell that was a toss-up is a guess, not a reading.
+            if let guess = fields.sorted(by: { $0.key < $1.key })
+                .first(where: { !$0.value.checked && $0.value.confidence.margin < minimumUncheckedMargin }) {
+                return .failure(Unread(confidence: confidence, error: MRZError(
+                    field: guess.key, message: "MRZ \(guess.key): a character cannot be told from another with confidence")))
+            }
+            var repairs = zip(read.indices, read).flatMap { line, characters in
+                characters.indices.filter { characters[$0] != final[line][$0] }.map { MRZCharacterRules.Position(line: line, index: $0) }
+            }.map { MRZCharacterRules.field(at: $0, format: format) }
+            repairs = Dictionary(grouping: repairs, by: { $0 }).map { "\($0.key): \($0.value.count) look-alike(s) changed" }.sorted()
+            let unknown = mrz.stateCodes.filter { !ICAOStates.codes.contains($0.code) }.map(\.field)
+            return .success(MRZReading(mrz: mrz, confidence: fields.mapValues(\.confidence), repairs: repairs,
+                                       unknownStates: unknown, meanScore: confidence))
         case .failure(let error):
             return .failure(Unread(confidence: confidence, error: error))
         }
     }
+}
+
+/// An MRZ read from an image, and what a caller needs to route it: how surely each field was read (its weakest
+/// character's template score and margin over the runner-up), which characters were changed to satisfy check
+/// digits, and which state codes are not ones ICAO 9303 lists (kept as read).
+public struct MRZReading: Sendable {
+    public struct Confidence: Sendable, Codable, Hashable {
+        /// The weakest cell's template score (normalised correlation, -1 to 1).
+        public var score: Float
+        /// The weakest cell's lead over the next character its slot allows.
+        public var margin: Float
+
+        public init(score: Float, margin: Float) {
+            self.score = score
+            self.margin = margin
+        }
+    }
+
+    public var mrz: MRZ
+    /// By field name (`documentNumber`, `name`, `issuingState`...).
+    public var confidence: [String: Confidence]
+    /// "documentNumber: 1 look-alike(s) changed"; at most `MRZCharacterRules.maximumChanges` per field.
+    public var repairs: [String]
+    public var unknownStates: [String]
+    /// The mean template score of every character.
+    public var meanScore: Float
 }

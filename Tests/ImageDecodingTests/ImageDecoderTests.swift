@@ -64,6 +64,17 @@ struct ImageDecoderTests {
         #expect(mean < 1.0, "mean difference \(mean)")
     }
 
+    @Test("halving averages each 2×2 block, rounding half up, and drops an odd last row and column")
+    func halved() {
+        let image = GrayImage(width: 5, height: 3, pixels: [0, 1, 10, 20, 99,
+                                                            2, 3, 30, 41, 99,
+                                                            99, 99, 99, 99, 99])
+        let half = image.halved()
+        #expect(half.width == 2 && half.height == 1)
+        #expect(half.pixels == [2, 25])
+        #expect(half.sourceWidth == 5 && half.sourceHeight == 3)
+    }
+
     @Test("a reduced JPEG decode remembers the declared size")
     func scaledDecodeKeepsSourceSize() throws {
         let image = try ImageDecoder().decode(try FixtureManifest.bytes("jpeg-baseline.jpg"), targetPixels: 25 * 16)

@@ -30,20 +30,22 @@ struct MRZImageReaderTests {
     @Test("each specimen page, card, tilt and rotation reads exactly as printed", arguments: MRZFixtures.manifest
         .filter { !$0.value.lines.isEmpty && !$0.key.contains("bad-check-digit") }.keys.sorted())
     func readsAsPrinted(name: String) throws {
-        guard case .read(let mrz) = try MRZFixtures.read(name) else {
+        guard case .read(let reading) = try MRZFixtures.read(name) else {
             Issue.record("\(name): no reading")
             return
         }
+        let mrz = reading.mrz
         #expect(mrz.lines == MRZFixtures.manifest[name]!.lines)
         #expect(mrz.format.rawValue == MRZFixtures.manifest[name]!.format)
     }
 
     @Test("the TD3 specimen gives every field of the data page")
     func td3Fields() throws {
-        guard case .read(let mrz) = try MRZFixtures.read("td3-specimen.png") else {
+        guard case .read(let reading) = try MRZFixtures.read("td3-specimen.png") else {
             Issue.record("no reading")
             return
         }
+        let mrz = reading.mrz
         let fields = mrz.fields
         #expect(fields[.lastName] == "ERIKSSON")
         #expect(fields[.firstName] == "ANNA")
@@ -61,10 +63,11 @@ struct MRZImageReaderTests {
     @Test("the TD1 and TD2 specimens give the card's fields")
     func cardFields() throws {
         for name in ["td1-specimen.png", "td2-specimen.png"] {
-            guard case .read(let mrz) = try MRZFixtures.read(name) else {
+            guard case .read(let reading) = try MRZFixtures.read(name) else {
                 Issue.record("\(name): no reading")
                 continue
             }
+            let mrz = reading.mrz
             let fields = mrz.fields
             #expect(fields[.documentNumber] == "D23145890", "\(name)")
             #expect(fields[.lastName] == "ERIKSSON" && fields[.firstName] == "ANNA", "\(name)")
@@ -82,6 +85,27 @@ struct MRZImageReaderTests {
         #expect(error.field == "dateOfBirth")
         #expect(error.failureCode == .document(.documentCaptureError))
         #expect(!error.message.contains("740812"))
+    }
+
+    @Test("a reading says how surely each field was read, what was mended and which state codes are unlisted")
+    func readingReport() throws {
+        guard case .read(let reading) = try MRZFixtures.read("td3-specimen.png") else {
+            Issue.record("no reading")
+            return
+        }
+        #expect(Set(reading.confidence.keys) == ["documentCode", "issuingState", "name", "documentNumber", "nationality",
+                                                 "dateOfBirth", "sex", "dateOfExpiry", "personalIdNumber", "composite"])
+        // A clean specimen: every field's weakest character well ahead of the next, nothing mended, UTO listed.
+        #expect(reading.confidence.values.allSatisfy { $0.score > 0.8 && $0.margin > 0.02 }, "\(reading.confidence)")
+        #expect(reading.repairs.isEmpty && reading.unknownStates.isEmpty)
+        // The same page at half and double the size reads the same.
+        for name in ["td3-scale-half.png", "td3-scale-double.jpg"] {
+            guard case .read(let scaled) = try MRZFixtures.read(name) else {
+                Issue.record("\(name): no reading")
+                continue
+            }
+            #expect(scaled.mrz == reading.mrz, "\(name)")
+        }
     }
 
     @Test("a page without an MRZ reads nothing")

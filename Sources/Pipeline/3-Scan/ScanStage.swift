@@ -103,8 +103,8 @@ struct ScanStage: Sendable {
                 throw .failed(DocumentFailure(error, context: "\(role.rawValue) image"))
             }
             switch outcome {
-            case .read(let mrz):
-                return mrz.lines.joined(separator: "\n")
+            case .read(let reading):
+                return reading.mrz.lines.joined(separator: "\n")
             case .unreadable(let error):
                 throw .failed(DocumentFailure(error, context: "\(role.rawValue) image: an MRZ is printed but cannot be read"))
             case .notFound:

@@ -20,6 +20,8 @@ import mrz_pages  # noqa: E402
 TD3 = ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"]
 TD1 = ["I<UTOD231458907<<<<<<<<<<<<<<<", "7408122F1204159UTO<<<<<<<<<<<6", "ERIKSSON<<ANNA<MARIA<<<<<<<<<<"]
 TD2 = ["I<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "D231458907UTO7408122F1204159<<<<<<<6"]
+# An ICAO 9303 Part 7 MRV-B visa for the same holder (document number L8988901C, check digits computed by hand).
+MRV_B = ["V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "L8988901C4UTO7408122F1204159<<<<<<<<"]
 # The specimen with the birth date's check digit 2 printed as 3: every other character, and the composite, as issued.
 TD3_BAD_CHECK_DIGIT = [TD3[0], TD3[1].replace("7408122F", "7408123F")]
 
@@ -58,6 +60,16 @@ def main():
     # is for the parser to say.
     write("td3-bad-check-digit.png", page("TD3", 200, 1, lines=TD3_BAD_CHECK_DIGIT), "TD3", TD3_BAD_CHECK_DIGIT,
           optimize=True)
+
+    # The same page at half and double the size (resampled after rendering): a reading must not depend on scale.
+    base = page("TD3", 200, 1)
+    for name, factor in (("td3-scale-half.png", 0.5), ("td3-scale-double.jpg", 2.0)):
+        size = (round(base.width * factor), round(base.height * factor))
+        resized = base.resize(size, Image.Resampling.LANCZOS)
+        write(name, resized, "TD3", TD3, **({"optimize": True} if name.endswith(".png") else {"quality": 90}))
+
+    # An MRV-B visa: a TD2-sized sticker whose second line ends in optional data, no composite check digit.
+    write("mrvb-visa.png", page("TD2", 250, 10, lines=MRV_B), "MRV-B", MRV_B, optimize=True)
 
     # A driving licence front: visible-zone text and OCR-B lines, no MRZ.
     r, _ = capture(8)
