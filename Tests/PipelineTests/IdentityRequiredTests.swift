@@ -113,4 +113,17 @@ struct IdentityRequiredTests {
         // The whole records are among the accepted; most cuts lose part of the identity.
         #expect(accepted >= AAMVAFixtures.all.count && refused > accepted)
     }
+
+    @Test("an MRZ whose issuing state ICAO 9303 does not list is kept as read and flagged in the warnings")
+    func unknownStateFlagged() throws {
+        // Interpol's travel document: INP is no state; the check digits hold.
+        var job = DocumentJob(sequence: 0, source: "test", type: .governmentId, identity: .known("t"))
+        job.mrz = "P<INPERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7408122F3204153ZE184226B<<<<<16"
+        job.readWarnings = ["MRZ documentNumber: 1 look-alike(s) changed"]
+        let document = ScannedDocument(job: job, transaction: .named("t"), images: [:], capture: .init())
+        let assembled = try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today).assemble(document)
+        #expect(assembled.fields[.country] == "INP")
+        #expect(assembled.warnings == ["MRZ documentNumber: 1 look-alike(s) changed",
+                                       "MRZ issuingState is not a code ICAO 9303 lists: kept as read"])
+    }
 }

@@ -61,6 +61,9 @@ struct DocumentJob: Sendable, Codable {
     var identity: TransactionIdentity
     var images: [ImageRole: ImageSource] = [:]
     var mrz: String?
+    /// What the scan stage's readers mended (never values), reported with the result; optional so that jobs
+    /// queued by an earlier release still decode.
+    var readWarnings: [String]?
     var captured: DocumentFields = DocumentFields()
     /// An explicit skip of an optional document.
     var skip = false

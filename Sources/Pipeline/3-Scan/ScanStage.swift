@@ -44,8 +44,9 @@ struct ScanStage: Sendable {
     /// document is dropped unrecorded, like any other cut short by cancellation.
     func callAsFunction(_ document: DecodedDocument, with scanner: BarcodeScanner) async throws(StageStop) -> ScannedDocument {
         var job = document.job
-        if job.type == .governmentId, job.mrz == nil {
-            job.mrz = try readMRZ(document, with: scanner)
+        if job.type == .governmentId, job.mrz == nil, let reading = try readMRZ(document, with: scanner) {
+            job.mrz = reading.mrz.lines.joined(separator: "\n")
+            if !reading.repairs.isEmpty { job.readWarnings = reading.repairs.map { "MRZ \($0)" } }
         }
         // When the back may also carry the transaction's QR, one pass looks for both.
         var candidateBack: String?
@@ -90,10 +91,10 @@ struct ScanStage: Sendable {
                                backBarcodes: backBarcodes, capture: document.capture)
     }
 
-    /// The MRZ printed on the front (a passport page, a TD2 card) or the back (a TD1 card), as text: from there on
-    /// it is parsed and checked as typed MRZ text is. A band that is found but cannot be read with valid check
+    /// The MRZ printed on the front (a passport page, a TD2 card) or the back (a TD1 card): from there on its text
+    /// is parsed and checked as typed MRZ text is. A band that is found but cannot be read with valid check
     /// digits fails the document; a licence without MRZ has none, and goes on without.
-    private func readMRZ(_ document: DecodedDocument, with scanner: BarcodeScanner) throws(StageStop) -> String? {
+    private func readMRZ(_ document: DecodedDocument, with scanner: BarcodeScanner) throws(StageStop) -> MRZReading? {
         for role in [ImageRole.front, .back] {
             guard let image = document.images[role] else { continue }
             let outcome: MRZImageReader.Outcome
@@ -104,7 +105,7 @@ struct ScanStage: Sendable {
             }
             switch outcome {
             case .read(let reading):
-                return reading.mrz.lines.joined(separator: "\n")
+                return reading
             case .unreadable(let error):
                 throw .failed(DocumentFailure(error, context: "\(role.rawValue) image: an MRZ is printed but cannot be read"))
             case .notFound:

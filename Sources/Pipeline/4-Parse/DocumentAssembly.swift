@@ -38,6 +38,7 @@ struct DocumentAssembly {
             }
             sources.append(("MRZ", mrz.fields))
             identitySources.append("MRZ")
+            warnings += document.job.readWarnings ?? []
             // No check digit covers them: an unknown code is reported as read and flagged, never replaced.
             for (field, code) in mrz.stateCodes where !ICAOStates.codes.contains(code) {
                 warnings.append("MRZ \(field) is not a code ICAO 9303 lists: kept as read")
