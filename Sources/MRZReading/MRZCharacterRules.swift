@@ -11,10 +11,12 @@ import VerifyModel
 /// nationality are kept as read (see `settleStates`).
 enum MRZCharacterRules {
     enum Slot {
-        case letter, digit, alphanumeric, sex, digitOrFiller
+        /// `capital`: a letter and never the filler (a document code's first character: `P`, `I`, `A`, `C`, `V`).
+        case capital, letter, digit, alphanumeric, sex, digitOrFiller
 
         func allows(_ character: Character) -> Bool {
             switch self {
+            case .capital: ("A"..."Z").contains(character)
             case .letter: character == "<" || ("A"..."Z").contains(character)
             case .digit: character.isASCII && character.isNumber
             case .alphanumeric: character == "<" || ("A"..."Z").contains(character) || (character.isASCII && character.isNumber)
@@ -32,25 +34,26 @@ enum MRZCharacterRules {
     /// Each line's slots.
     static func slots(_ format: MRZ.Format) -> [[Slot]] {
         func run(_ slot: Slot, _ count: Int) -> [Slot] { [Slot](repeating: slot, count: count) }
+        // A line read a cell off (`<UTOD…` for `I<UTO…`) has no document code: its first cell is never a filler.
         switch format {
         case .td3:
-            return [run(.letter, 44),
+            return [[.capital] + run(.letter, 43),
                     run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
                         + run(.alphanumeric, 14) + [.digitOrFiller, .digit]]
         case .td2:
-            return [run(.letter, 36),
+            return [[.capital] + run(.letter, 35),
                     run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
                         + run(.alphanumeric, 7) + [.digit]]
         case .mrvA:
-            return [run(.letter, 44),
+            return [[.capital] + run(.letter, 43),
                     run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
                         + run(.alphanumeric, 16)]
         case .mrvB:
-            return [run(.letter, 36),
+            return [[.capital] + run(.letter, 35),
                     run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
                         + run(.alphanumeric, 8)]
         case .td1:
-            return [run(.letter, 5) + run(.alphanumeric, 9) + [.digitOrFiller] + run(.alphanumeric, 15),
+            return [[.capital] + run(.letter, 4) + run(.alphanumeric, 9) + [.digitOrFiller] + run(.alphanumeric, 15),
                     run(.digit, 7) + [.sex] + run(.digit, 7) + run(.letter, 3) + run(.alphanumeric, 11) + [.digit],
                     run(.letter, 30)]
         }
@@ -255,32 +258,36 @@ enum MRZCharacterRules {
         }
     }
 
-    /// The first position of a document number or optional data (fields that take letters and digits) where a
-    /// look-alike scored within `margin` of the chosen character and would parse as well: the check digits cannot
-    /// tell them apart there (G and Q weigh the same modulo 10; two swaps can cancel out), so the number is a guess.
-    ///
-    /// Also a guess: a field that holds both a character and its look-alike (`O` and `0`) where one of those cells
-    /// was uncertain between them (within `repairMargin`): several such swaps can cancel out in a check digit
-    /// (`0000000000` read `O0OOOOOOO0`).
-    static func ambiguity(in mrz: MRZ, scores: [[[Float]]], margin: Float = 0.03,
+    /// The first position of a document number or optional data (fields that take letters and digits) where the
+    /// check digits cannot tell the reading from another the glyphs allow as well: a look-alike scored within
+    /// `repairMargin` there (and, for a pair, at a second cell of the same field) and the reading with that
+    /// swap, or with both swaps, parses too (6 and G always do). Two swaps can cancel in a check digit (G and Q weigh the
+    /// same modulo 10; `0000000000` read `O0OOOOOOO0` checks), so the number is a guess.
+    static func ambiguity(in mrz: MRZ, scores: [[[Float]]],
                           parse: ([[Character]]) throws(MRZError) -> MRZ) -> Position? {
         let slots = slots(mrz.format)
         let lines = mrz.lines.map { Array($0) }
-        for line in lines.indices {
-            let mixed = Set(lines[line].indices.filter { slots[line][$0] == .alphanumeric }.map { lines[line][$0] })
-            for index in lines[line].indices where slots[line][index] == .alphanumeric {
-                let chosen = lines[line][index]
-                let cell = scores[line][index]
-                let score = cell[GlyphClassifier.characters.firstIndex(of: chosen)!]
-                for other in lookAlikes[chosen] ?? [] where slots[line][index].allows(other) {
-                    let otherScore = cell[GlyphClassifier.characters.firstIndex(of: other)!]
-                    if other != "<", chosen != "<", mixed.contains(other), otherScore >= score - repairMargin {
-                        return Position(line: line, index: index)
-                    }
-                    guard otherScore >= score - margin else { continue }
-                    var swapped = lines
-                    swapped[line][index] = other
-                    if (try? parse(swapped)) != nil { return Position(line: line, index: index) }
+        let index = Dictionary(uniqueKeysWithValues: GlyphClassifier.characters.enumerated().map { ($1, $0) })
+        func parses(_ swaps: [(Position, Character)]) -> Bool {
+            var swapped = lines
+            for (position, character) in swaps { swapped[position.line][position.index] = character }
+            return (try? parse(swapped)) != nil
+        }
+        for field in fields(mrz.format) where field.checked {
+            // Each cell's look-alikes that scored close to what was chosen, with how close.
+            var close: [(position: Position, other: Character, gap: Float)] = []
+            for position in field.positions where slots[position.line][position.index] == .alphanumeric {
+                let chosen = lines[position.line][position.index]
+                let cell = scores[position.line][position.index]
+                for other in lookAlikes[chosen] ?? [] where slots[position.line][position.index].allows(other) {
+                    let gap = cell[index[chosen]!] - cell[index[other]!]
+                    if gap <= repairMargin { close.append((position, other, gap)) }
+                }
+            }
+            for (offset, first) in close.enumerated() {
+                if parses([(first.position, first.other)]) { return first.position }
+                for second in close.dropFirst(offset + 1) where second.position != first.position {
+                    if parses([(first.position, first.other), (second.position, second.other)]) { return first.position }
                 }
             }
         }

@@ -124,8 +124,14 @@ public struct MRZImageReader: Sendable {
         }
         // A visa shares a passport's geometry; its document code `V` (first line, all letters in both) tells it,
         // and its second line's optional data is read as such, not as a personal number and check digits.
-        let firstCode = MRZCharacterRules.best(scores[0][0], slot: .letter).character
-        let format: MRZ.Format = switch (grid.format, firstCode) {
+        let firstCode = MRZCharacterRules.best(scores[0][0], slot: .capital)
+        // A document code starts with a letter: a first cell that looks more like a filler is a line read a cell
+        // off, whose names (no check digit) would all be shifted.
+        if scores[0][0][GlyphClassifier.characters.firstIndex(of: "<")!] > firstCode.score {
+            return .failure(Unread(confidence: 0, error: MRZError(
+                field: "documentCode", message: "MRZ documentCode: the first character reads as a filler (the line is read a cell off)")))
+        }
+        let format: MRZ.Format = switch (grid.format, firstCode.character) {
         case (.td3, "V"): .mrvA
         case (.td2, "V"): .mrvB
         default: grid.format

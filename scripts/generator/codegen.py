@@ -147,6 +147,16 @@ def td1(surname, given, number, nationality, birth, sex, expiry, optional1="", o
     return line1 + "\n" + line2 + "\n" + mrz_name(surname, given, 30)
 
 
+def mrv(surname, given, number, nationality, birth, sex, expiry, optional="", issuing="UTO", code="V<", length=44):
+    """A valid machine-readable visa MRZ (ICAO 9303 Part 7): MRV-A with `length` 44, MRV-B with 36; dates as YYMMDD.
+    The second line is a passport's up to the expiry date's check digit, then optional data to the end of the
+    line: no personal-number check digit and no composite."""
+    line1 = code + issuing + mrz_name(surname, given, length - 5)
+    number = number.ljust(9, "<")
+    body = number + check_digit(number) + nationality + birth + check_digit(birth) + sex + expiry + check_digit(expiry)
+    return line1 + "\n" + body + optional.ljust(length - len(body), "<")[:length - len(body)]
+
+
 def card_front(seed, title="DRIVER LICENSE", size=(800, 500)):
     """A card front: printed lines and a portrait box, no barcode."""
     card = paper(size[0], size[1], seed=seed, tint=(228, 236, 248))
