@@ -145,8 +145,8 @@ enum MRZCharacterRules {
     }
 
     /// Each field's weakest cell as read: its template score, and its lead over the next character the slot allows.
-    static func fieldConfidence(_ lines: [[Character]], scores: [[[Float]]],
-                                format: MRZ.Format) -> [String: (confidence: MRZReading.Confidence, checked: Bool)] {
+    static func fieldConfidence(_ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format,
+                                mended: Set<Position> = []) -> [String: (confidence: MRZReading.Confidence, checked: Bool)] {
         let slots = slots(format)
         let index = Dictionary(uniqueKeysWithValues: GlyphClassifier.characters.enumerated().map { ($1, $0) })
         var result: [String: (confidence: MRZReading.Confidence, checked: Bool)] = [:]
@@ -158,7 +158,9 @@ enum MRZCharacterRules {
                 let score = cell[index[chosen]!]
                 let runnerUp = GlyphClassifier.characters.filter { $0 != chosen && slots[position.line][position.index].allows($0) }
                     .map { cell[index[$0]!] }.max() ?? -1
-                weakest = MRZReading.Confidence(score: min(weakest.score, score), margin: min(weakest.margin, score - runnerUp))
+                // A mended cell scored below its runner-up by design (within `repairMargin`): its check digit vouches for it.
+                let margin = mended.contains(position) ? weakest.margin : score - runnerUp
+                weakest = MRZReading.Confidence(score: min(weakest.score, score), margin: min(weakest.margin, margin))
             }
             result[field.name] = (weakest, field.checked)
         }

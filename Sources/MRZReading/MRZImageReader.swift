@@ -21,9 +21,12 @@ public struct MRZImageReader: Sendable {
     public var readablePitch = 16.0
     /// The mean template score (normalised correlation) of a reading's characters below which it is not taken.
     public var minimumConfidence: Float = 0.7
-    /// In a field no check digit covers (names, state codes, sex, document code), a cell whose chosen character
-    /// beat the runner-up its slot allows by less than this is a guess: the reading is unreadable, naming the field.
-    public var minimumUncheckedMargin: Float = 0.02
+    /// A cell whose chosen character beat the runner-up its slot allows by less than this (and was not mended
+    /// within `MRZCharacterRules.repairMargin`) is a guess: the reading is unreadable, naming the field. Chosen on
+    /// the benchmark corpus's tune split (scripts/bench-mrz): 0.02 returned no wrong reading there.
+    public var minimumMargin: Float = 0.02
+    /// The most characters a reading may have mended, all fields together.
+    public var maximumRepairs = 2
     public var referenceDate: Date
 
     public init(referenceDate: Date = Date()) {
@@ -161,16 +164,22 @@ public struct MRZImageReader: Sendable {
                     field: "layout", message: "MRZ line \(position.line + 1), position \(position.index + 1): two characters read alike and both check")))
             }
             let final = mrz.lines.map { Array($0) }
-            let fields = MRZCharacterRules.fieldConfidence(final, scores: scores, format: format)
-            // No check digit stands behind these fields: a cell that was a toss-up is a guess, not a reading.
-            if let guess = fields.sorted(by: { $0.key < $1.key })
-                .first(where: { !$0.value.checked && $0.value.confidence.margin < minimumUncheckedMargin }) {
+            let changed = zip(read.indices, read).flatMap { line, characters in
+                characters.indices.filter { characters[$0] != final[line][$0] }.map { MRZCharacterRules.Position(line: line, index: $0) }
+            }
+            let fields = MRZCharacterRules.fieldConfidence(final, scores: scores, format: format, mended: Set(changed))
+            // A cell that was a toss-up is a guess, not a reading: where no check digit stands behind it (names, state
+            // codes), and where one does too, since swaps can cancel in a check digit. A mend has its own bound.
+            if let guess = fields.sorted(by: { $0.key < $1.key }).first(where: { $0.value.confidence.margin < minimumMargin }) {
                 return .failure(Unread(confidence: confidence, error: MRZError(
                     field: guess.key, message: "MRZ \(guess.key): a character cannot be told from another with confidence")))
             }
-            var repairs = zip(read.indices, read).flatMap { line, characters in
-                characters.indices.filter { characters[$0] != final[line][$0] }.map { MRZCharacterRules.Position(line: line, index: $0) }
-            }.map { MRZCharacterRules.field(at: $0, format: format) }
+            if changed.count > maximumRepairs {
+                return .failure(Unread(confidence: confidence, error: MRZError(
+                    field: MRZCharacterRules.field(at: changed[0], format: format),
+                    message: "MRZ: \(changed.count) characters would have to be mended to pass the check digits")))
+            }
+            var repairs = changed.map { MRZCharacterRules.field(at: $0, format: format) }
             repairs = Dictionary(grouping: repairs, by: { $0 }).map { "\($0.key): \($0.value.count) look-alike(s) changed" }.sorted()
             let unknown = mrz.stateCodes.filter { !ICAOStates.codes.contains($0.code) }.map(\.field)
             return .success(MRZReading(mrz: mrz, confidence: fields.mapValues(\.confidence), repairs: repairs,
