@@ -263,7 +263,8 @@ enum MRZCharacterRules {
     /// The first position of a document number or optional data (fields that take letters and digits) where the
     /// check digits cannot tell the reading from another the glyphs allow as well: a look-alike scored within
     /// `repairMargin` there (and, for a pair, at a second cell of the same field) and the reading with that
-    /// swap, or with both swaps, parses too (6 and G always do). Two swaps can cancel in a check digit (G and Q weigh the
+    /// swap, or with both swaps, parses too (6 and G always do). In a field no check digit covers (a visa's
+    /// optional data) a look-alike within `repairMargin` is enough. Two swaps can cancel in a check digit (G and Q weigh the
     /// same modulo 10; `0000000000` read `O0OOOOOOO0` checks), so the number is a guess.
     static func ambiguity(in mrz: MRZ, scores: [[[Float]]],
                           parse: ([[Character]]) throws(MRZError) -> MRZ) -> Position? {
@@ -275,7 +276,7 @@ enum MRZCharacterRules {
             for (position, character) in swaps { swapped[position.line][position.index] = character }
             return (try? parse(swapped)) != nil
         }
-        for field in fields(mrz.format) where field.checked {
+        for field in fields(mrz.format) {
             // Each cell's look-alikes that scored close to what was chosen, with how close.
             var close: [(position: Position, other: Character, gap: Float)] = []
             for position in field.positions where slots[position.line][position.index] == .alphanumeric {
@@ -286,6 +287,8 @@ enum MRZCharacterRules {
                     if gap <= repairMargin { close.append((position, other, gap)) }
                 }
             }
+            // Where no check digit covers the field (a visa's optional data), a close look-alike is already a guess.
+            if !field.checked, let first = close.first { return first.position }
             for (offset, first) in close.enumerated() {
                 if parses([(first.position, first.other)]) { return first.position }
                 for second in close.dropFirst(offset + 1) where second.position != first.position {

@@ -174,6 +174,13 @@ public struct MRZImageReader: Sendable {
                 return .failure(Unread(confidence: confidence, error: MRZError(
                     field: guess.key, message: "MRZ \(guess.key): a character cannot be told from another with confidence")))
             }
+            // An unlisted state code is kept as read only when it was read clearly: one read with a close call is
+            // more likely a listed code misread (`UYO` for `UTO`) than a new one.
+            if let unclear = mrz.stateCodes.first(where: { !ICAOStates.codes.contains($0.code)
+                && (fields[$0.field]?.confidence.margin ?? 0) < MRZCharacterRules.repairMargin }) {
+                return .failure(Unread(confidence: confidence, error: MRZError(
+                    field: unclear.field, message: "MRZ \(unclear.field): an unlisted code read with a close call")))
+            }
             if changed.count > maximumRepairs {
                 return .failure(Unread(confidence: confidence, error: MRZError(
                     field: MRZCharacterRules.field(at: changed[0], format: format),
