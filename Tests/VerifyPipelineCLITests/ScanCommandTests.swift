@@ -41,6 +41,43 @@ struct ScanCommandTests {
         #expect(Set(expected.values.flatMap { $0 }.map(\.format)) == ["QR_CODE", "PDF417"])
     }
 
+    @Test("scan --json reports an MRZ with how surely each field was read, its mends and unlisted state codes")
+    func mrzReport() async throws {
+        struct Line: Decodable {
+            struct Code: Decodable {
+                struct Report: Decodable {
+                    struct Confidence: Decodable {
+                        var score: Double
+                        var margin: Double
+                    }
+
+                    var format: String
+                    var confidence: [String: Confidence]
+                    var repairs: [String]
+                    var unknownStates: [String]
+                }
+
+                var format: String
+                var text: String
+                var mrz: Report?
+            }
+
+            var barcodes: [Code]
+        }
+        let outcome = try await CLIRunner.run(["scan", "--json", "--symbologies", "MRZ", "Samples/batch/08-passport-image/front.jpg"])
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+        let line = try JSONDecoder().decode(Line.self, from: Data(try #require(outcome.lines.first).utf8))
+        let code = try #require(line.barcodes.first)
+        #expect(code.format == "MRZ" && code.text.hasPrefix("P<UTO"))
+        let report = try #require(code.mrz)
+        #expect(report.format == "TD3")
+        #expect(Set(report.confidence.keys) == ["documentCode", "issuingState", "name", "documentNumber", "nationality",
+                                                "dateOfBirth", "sex", "dateOfExpiry", "personalIdNumber", "composite"])
+        // Returned only when every character led the next by 0.02 or was a bounded mend.
+        #expect(report.confidence.values.allSatisfy { $0.score > 0.5 && $0.margin >= 0.02 } || !report.repairs.isEmpty)
+        #expect(report.repairs.count <= 2 && report.unknownStates.isEmpty)
+    }
+
     @Test("each corrupt file gets its own error, the good ones still scan, and the exit status is 1")
     func corruptFilesDoNotStopTheBatch() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scan-corrupt-\(UUID())")
