@@ -119,9 +119,10 @@ public struct AAMVARecord: Sendable, Equatable {
 
 /// The header and subfile directory: who issued the card, which version, and where each subfile is.
 struct AAMVAHeader {
+    /// A directory entry. Its offset is not kept: subfiles are found by their type (many issuers' offsets are
+    /// off), and a length is what separator recovery and truncation need.
     struct Entry {
         var type: String
-        var offset: Int?
         var length: Int?
     }
 
@@ -182,7 +183,7 @@ struct AAMVAHeader {
             if offset == nil || length == nil {
                 warnings.append("AAMVA header: a subfile offset or length is not 4 digits; the subfile was found by its type")
             }
-            entries.append(Entry(type: type, offset: offset, length: length))
+            entries.append(Entry(type: type, length: length))
             cursor += 10
         }
         guard entries.contains(where: { $0.type == "DL" || $0.type == "ID" }) else {
