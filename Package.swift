@@ -158,9 +158,11 @@ let package = Package(
         .target(name: "AAMVAFixtures", dependencies: ["VerifyModel"], path: "Tests/Helpers/AAMVAFixtures"),
         // The seeded random generator the property tests share.
         .target(name: "SeededRandom", path: "Tests/Helpers/SeededRandom"),
+        // Blocking waits (child processes, pipes) moved off Swift's cooperative pool.
+        .target(name: "BlockingWaits", path: "Tests/Helpers/BlockingWaits"),
         .testTarget(
             name: "TransactionStoreTests",
-            dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport", "BlockingWaits", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
@@ -172,7 +174,7 @@ let package = Package(
         // Creates a database per test on the PostgreSQL server scripts/test starts.
         .target(
             name: "PostgresTestSupport",
-            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BlockingWaits", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
             path: "Tests/Helpers/PostgresTestSupport"
         ),
         // Writes transitions until it is killed: the store's crash test runs it in a child process.
@@ -205,7 +207,7 @@ let package = Package(
             name: "VerifyPipelineCLITests",
             dependencies: [
                 "verify-pipeline", "TransactionStore", "WorkQueues", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
-                "SeededRandom", "AAMVAFixtures", .product(name: "GRDB", package: "GRDB.swift"),
+                "SeededRandom", "AAMVAFixtures", "BlockingWaits", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
 

@@ -1,3 +1,4 @@
+import BlockingWaits
 import Foundation
 import GRDB
 import Testing
@@ -91,15 +92,18 @@ struct ConcurrencyAndCrashTests {
         process.standardOutput = output
         try process.run()
         // Let it commit a few hundred writes, then kill it without warning.
-        var lines = 0
         let reader = output.fileHandleForReading
-        while lines < afterLines {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            lines += chunk.filter { $0 == UInt8(ascii: "\n") }.count
+        let lines = await offCooperativePool {
+            var lines = 0
+            while lines < afterLines {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                lines += chunk.filter { $0 == UInt8(ascii: "\n") }.count
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return lines
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL)
         #expect(lines >= afterLines)
 

@@ -205,7 +205,7 @@ struct StoreTests {
             }
         }
         threads.forEach { $0.start() }
-        while threads.contains(where: { !$0.isFinished }) { usleep(10_000) }
+        while threads.contains(where: { !$0.isFinished }) { try await Task.sleep(for: .milliseconds(10)) }
         #expect(failures.withLock { $0 } == [])
         let applied = try await DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
         #expect(applied == SQLiteTransactionStore.migrations.map(\.identifier))

@@ -8,14 +8,14 @@ import WorkQueues
 @testable import TransactionStore
 
 /// The bytes someone holding the store's file and WAL, or a dump of its database, would read.
-func storeBytes(_ store: String) throws -> Data {
+func storeBytes(_ store: String) async throws -> Data {
     switch try StoreLocation(parsing: store) {
     case .sqlite(let path):
         var data = try Data(contentsOf: URL(fileURLWithPath: path))
         if let wal = try? Data(contentsOf: URL(fileURLWithPath: path + "-wal")) { data += wal }
         return data
     case .postgres(let location):
-        return try TestPostgres.dump(location.description)
+        return try await TestPostgres.dump(location.description)
     }
 }
 
@@ -64,14 +64,14 @@ struct AtRestCommandTests {
         values = Set(values.flatMap { $0.split(whereSeparator: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true }) }
             .map(String.init).filter { $0.count >= 4 })
         #expect(values.count >= 30, "\(values.count) values")
-        let clearBytes = try storeBytes(clear)
+        let clearBytes = try await storeBytes(clear)
         for value in values { #expect(clearBytes.range(of: Data(value.utf8)) != nil, "the control store lacks \(value.count) bytes of a value") }
 
         let store = try await kind.fresh(folder, "sealed")
         let first = try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"])
         #expect(first.status == 1)
         #expect(first.stderr.contains("15 documents (3 failed, 0 already submitted), 9 transactions (6 completed)"), "\(first.stderr)")
-        let sealedBytes = try storeBytes(store)
+        let sealedBytes = try await storeBytes(store)
         let found = values.filter { sealedBytes.range(of: Data($0.utf8)) != nil }
         #expect(found.isEmpty, "\(found.count) of \(values.count) identity values are readable in the encrypted \(kind) store")
 
@@ -200,7 +200,7 @@ struct AtRestCommandTests {
         #expect(purged == 4, "the running worker purged \(purged) of the 4 oldest transactions")
         #expect(worker.process.isRunning)
         kill(worker.process.processIdentifier, SIGTERM)
-        #expect(worker.waitForExit(timeout: 20))
+        #expect(await worker.waitForExit(timeout: 20))
     }
 
     @Test("rotate-key under a running worker: every document is processed once, and the old key no longer opens the store")
@@ -215,7 +215,7 @@ struct AtRestCommandTests {
 
         let worker = try InteractiveProcess(["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"])
         var printed = 0, results = ""
-        while printed < 40, let line = worker.nextLine() {
+        while printed < 40, let line = await worker.nextLine() {
             results += line
             printed += 1
         }
@@ -227,7 +227,7 @@ struct AtRestCommandTests {
         let rotate = try await CLIRunner.run(["store", "rotate-key", "--new-key-env", "ROTATED_KEY", "--store", store],
                                              environment: ["ROTATED_KEY": newKey])
         #expect(rotate.status == 0, "\(rotate.stderr)")
-        #expect(worker.waitForExit(timeout: 180))
+        #expect(await worker.waitForExit(timeout: 180))
         #expect(worker.process.terminationStatus == 0, "\(worker.stderr)")
 
         #expect(try await CLIRunner.run(["status", "--store", store]).status == 2)
@@ -244,7 +244,7 @@ struct AtRestCommandTests {
             #expect(accepted == 300)
         }
         // Neither the store's rows nor the queue's jobs and results show an email in a dump of the database.
-        let dump = try TestPostgres.dump(store)
+        let dump = try await TestPostgres.dump(store)
         #expect(dump.range(of: Data("@example.com".utf8)) == nil)
         #expect(dump.range(of: Data("rot-17".utf8)) != nil)
     }

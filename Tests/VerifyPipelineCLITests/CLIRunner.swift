@@ -1,3 +1,4 @@
+import BlockingWaits
 import Foundation
 import TransactionStore
 
@@ -40,15 +41,10 @@ struct CLIRunner {
         ProcessInfo.processInfo.environment.merging(["VERIFY_PIPELINE_STORE_KEY": testStoreKey]) { $1 }
     }
 
-    /// Runs the CLI to its end. The wait happens on a Dispatch thread, not on one of the few threads of Swift's
-    /// cooperative pool: blocking those made other suites' async tests (cancellation timings) wait for seconds.
+    /// Runs the CLI to its end, waiting off the cooperative pool.
     static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:],
                     stdin: String? = nil) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(arguments, in: directory, environment: environment, stdin: stdin) })
-            }
-        }
+        try await offCooperativePool { try runBlocking(arguments, in: directory, environment: environment, stdin: stdin) }
     }
 
     private static func runBlocking(_ arguments: [String], in directory: URL, environment: [String: String],

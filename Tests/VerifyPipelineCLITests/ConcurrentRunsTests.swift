@@ -43,12 +43,12 @@ struct ConcurrentRunsTests {
         let killAfter = Int.random(in: 5...150, using: &random)
         if killOne {
             var printed = 0
-            while printed < killAfter, processes[0].nextLine(timeout: 60) != nil { printed += 1 }
+            while printed < killAfter, await processes[0].nextLine(timeout: 60) != nil { printed += 1 }
             kill(processes[0].process.processIdentifier, SIGKILL)
         }
         let context = "seed \(seed) (VERIFY_PIPELINE_TEST_SEED), \(store), killed: \(killOne ? "the first after \(killAfter) results" : "none")"
         for (index, process) in processes.enumerated() {
-            #expect(process.waitForExit(timeout: 120), "process \(index) did not end; \(context)")
+            #expect(await process.waitForExit(timeout: 120), "process \(index) did not end; \(context)")
             if killOne, index == 0 { continue }
             #expect(process.process.terminationStatus == 0, "process \(index): \(process.stderr); \(context)")
         }
@@ -87,8 +87,10 @@ struct ConcurrentRunsTests {
         let first = try InteractiveProcess(arguments)
         await eventually(timeout: 30) { !server.requests.isEmpty }
         let second = try InteractiveProcess(arguments)
-        #expect(first.waitForExit() && second.waitForExit())
-        let answers = [first, second].compactMap { $0.nextLine(timeout: 1) }
+        let firstEnded = await first.waitForExit(), secondEnded = await second.waitForExit()
+        #expect(firstEnded && secondEnded)
+        var answers: [String] = []
+        for process in [first, second] { if let answer = await process.nextLine(timeout: 1) { answers.append(answer) } }
         print("[waiter] \(server.requests.count) request(s); " + answers.joined(separator: " | "))
         #expect(server.requests.count == 1, "the document was sent once")
         #expect(first.process.terminationStatus == 1 && second.process.terminationStatus == 1)

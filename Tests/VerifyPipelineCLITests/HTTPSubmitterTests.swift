@@ -103,9 +103,9 @@ struct HTTPSubmitterTests {
         let killAfter = Int.random(in: 10...250)
         let first = try InteractiveProcess(arguments)
         var printed = 0
-        while printed < killAfter, first.nextLine() != nil { printed += 1 }
+        while printed < killAfter, await first.nextLine() != nil { printed += 1 }
         kill(first.process.processIdentifier, SIGKILL)
-        #expect(first.waitForExit())
+        #expect(await first.waitForExit())
 
         let second = try await CLIRunner.run(arguments)
         #expect(second.status == 0, "\(second.stderr)")
@@ -204,20 +204,20 @@ struct ProtectSignalsTests {
         let process = try InteractiveProcess(["stream", "--store", store, "--pipeline", pipeline, "--allow-path", "Samples"])
         let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=pause-1&code=1"
         process.write(#"{"id":"1","qr":"\#(qr)","type":"EMAIL","email":"p@example.com"}"#)
-        _ = process.nextLine()
+        _ = await process.nextLine()
         process.write(#"{"id":"2","transactionId":"pause-1","type":"PHONE","phone":"+1 555 0100"}"#)
-        _ = process.nextLine()
+        _ = await process.nextLine()
         process.write(#"{"id":"3","transactionId":"pause-1","type":"SELFIE","skip":true}"#)
-        _ = process.nextLine()
+        _ = await process.nextLine()
         let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
         #expect(try await reader.transaction(id: "pause-1")?.state.submissionStatus == .completed)
         let before = try await reader.protectState(of: "pause-1", as: ProtectState.self)?.behavior
         #expect(before?.arrivalsMs.count == 2)
         // After completion: a document that cannot be decoded arrives for the same transaction.
         process.write(#"{"id":"4","transactionId":"pause-1","type":"SELFIE","selfiePath":"Samples/batch/05-corrupt-image/front.jpg"}"#)
-        #expect(process.nextLine()?.contains("documentCaptureError") == true)
+        #expect(await process.nextLine()?.contains("documentCaptureError") == true)
         process.closeInput()
-        #expect(process.waitForExit())
+        #expect(await process.waitForExit())
         let after = try await reader.protectState(of: "pause-1", as: ProtectState.self)?.behavior
         #expect(after?.paused == pause)
         #expect(after?.failedDecodes == (pause ? 0 : 1), "paused: \(pause)")

@@ -1,3 +1,4 @@
+import BlockingWaits
 import Foundation
 import Synchronization
 
@@ -59,16 +60,23 @@ final class InteractiveProcess: Sendable {
         try? input.close()
     }
 
-    /// The next line the process printed, waiting at most `timeout` seconds for it.
-    func nextLine(timeout: Double = 20) -> String? {
-        guard arrived.wait(timeout: .now() + timeout) == .success else { return nil }
-        return lines.withLock { $0.removeFirst() }
+    /// The next line the process printed, waiting at most `timeout` seconds for it (off the cooperative
+    /// pool).
+    func nextLine(timeout: Double = 20) async -> String? {
+        await offCooperativePool { [self] in
+            guard arrived.wait(timeout: .now() + timeout) == .success else { return nil }
+            return lines.withLock { $0.removeFirst() }
+        }
     }
 
     var stderr: String { errors.withLock { String(decoding: $0, as: UTF8.self) } }
 
-    /// Waits for the process to end, at most `timeout` seconds.
-    func waitForExit(timeout: Double = 60) -> Bool {
+    /// Waits for the process to end, at most `timeout` seconds (on a Dispatch thread, see `offCooperativePool`).
+    func waitForExit(timeout: Double = 60) async -> Bool {
+        await offCooperativePool { [self] in waitForExitBlocking(timeout: timeout) }
+    }
+
+    private func waitForExitBlocking(timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(20_000) }
         guard !process.isRunning else { return false }
@@ -80,3 +88,4 @@ final class InteractiveProcess: Sendable {
         return true
     }
 }
+

@@ -81,11 +81,11 @@ struct NoSecretsInMessagesTests {
         var output: [String] = []
         for (index, entry) in lines.enumerated() {
             process.write(entry.line)
-            if index == 0 { output.append(try #require(process.nextLine(), "no answer to the first line")) }
+            if index == 0 { output.append(try #require(await process.nextLine(), "no answer to the first line")) }
         }
         process.closeInput()
-        while output.count < lines.count, let line = process.nextLine() { output.append(line) }
-        #expect(process.waitForExit())
+        while output.count < lines.count, let line = await process.nextLine() { output.append(line) }
+        #expect(await process.waitForExit())
         #expect(process.process.terminationStatus == 1)
         let outcome = CLIRunner.Outcome(status: process.process.terminationStatus, stdout: output.joined(separator: "\n"),
                                         stderr: process.stderr)

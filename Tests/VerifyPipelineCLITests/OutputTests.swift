@@ -1,3 +1,4 @@
+import BlockingWaits
 import Foundation
 import Testing
 
@@ -67,7 +68,7 @@ struct OutputTests {
         process.standardOutput = FileHandle.nullDevice
         try err.fileHandleForReading.close()    // nobody reads stderr: every write there fails with EPIPE
         try process.run()
-        process.waitUntilExit()
+        await offCooperativePool { process.waitUntilExit() }
         #expect(process.terminationReason == .exit, "ended by signal \(process.terminationStatus)")
         #expect(process.terminationStatus == (what == "run" ? 1 : 2), "three sample documents fail on purpose; a bad pipeline is exit 2")
     }
@@ -89,8 +90,11 @@ struct OutputTests {
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let stderr = await offCooperativePool {
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text
+        }
         #expect(process.terminationReason == .exit && process.terminationStatus == 2, "\(process.terminationReason) \(process.terminationStatus)")
         #expect(stderr.contains("verify-pipeline: cannot write the results to \(output): File too large\n"), "\(stderr)")
         let left = try Self.leftovers(folder)

@@ -114,9 +114,9 @@ struct RunCommandTests {
         let killAfter = Int.random(in: 10...250)
         let first = try InteractiveProcess(arguments)
         var printed: [String] = []
-        while printed.count < killAfter, let line = first.nextLine() { printed.append(line) }
+        while printed.count < killAfter, let line = await first.nextLine() { printed.append(line) }
         kill(first.process.processIdentifier, SIGKILL)
-        #expect(first.waitForExit())
+        #expect(await first.waitForExit())
         #expect(first.process.terminationReason == .uncaughtSignal, "killed after \(killAfter) results")
         #expect(printed.count == killAfter)
 

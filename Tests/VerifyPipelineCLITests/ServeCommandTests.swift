@@ -1,3 +1,4 @@
+import BlockingWaits
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -12,9 +13,9 @@ final class ServeProcess: Sendable {
     let process: InteractiveProcess
     let base: URL
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    init(_ arguments: [String], environment: [String: String] = [:]) async throws {
         process = try InteractiveProcess(["serve", "--bind", "127.0.0.1:0"] + arguments, environment: environment)
-        base = URL(string: "http://127.0.0.1:\(try announcedPort(process))")!
+        base = URL(string: "http://127.0.0.1:\(try await announcedPort(process))")!
     }
 
     struct Answer {
@@ -33,14 +34,14 @@ final class ServeProcess: Sendable {
         return Answer(status: http.statusCode, body: String(decoding: data, as: UTF8.self), headers: headers)
     }
 
-    func stop() -> Bool {
+    func stop() async -> Bool {
         kill(process.process.processIdentifier, SIGTERM)
-        return process.waitForExit(timeout: 15)
+        return await process.waitForExit(timeout: 15)
     }
 }
 
 /// The loopback port a process says it listens on (`... on http://127.0.0.1:PORT/` on stderr), within 30 s.
-func announcedPort(_ process: InteractiveProcess) throws -> Int {
+func announcedPort(_ process: InteractiveProcess) async throws -> Int {
     struct NotListening: Error, CustomStringConvertible {
         var stderr: String
         var description: String { "no listening address announced: \(stderr)" }
@@ -52,7 +53,7 @@ func announcedPort(_ process: InteractiveProcess) throws -> Int {
             return port
         }
         guard process.process.isRunning else { break }
-        Thread.sleep(forTimeInterval: 0.05)
+        try await Task.sleep(for: .milliseconds(50))
     }
     throw NotListening(stderr: process.stderr)
 }
@@ -94,7 +95,7 @@ struct ServeCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let (store, values) = try await Self.sampleStore(folder)
         #expect(values.count >= 25)
-        let serve = try ServeProcess(["--store", store])
+        let serve = try await ServeProcess(["--store", store])
 
         let health = try await serve.get("/healthz"), ready = try await serve.get("/readyz")
         #expect(health.status == 200 && health.body == "ok\n" && ready.status == 200 && ready.body == "ready\n")
@@ -162,7 +163,7 @@ struct ServeCommandTests {
         }
         let leaked = values.filter { shown.contains($0) }
         #expect(leaked.isEmpty, "\(leaked.count) document values shown")
-        #expect(serve.stop())
+        #expect(await serve.stop())
     }
 
     @Test("an id holding <script> is escaped; a bind beyond loopback needs a token, which every request but /healthz must carry")
@@ -174,13 +175,13 @@ struct ServeCommandTests {
         let store = try SQLiteTransactionStore(path: path)
         _ = try await store.openTransaction(NewTransaction(id: hostile, verificationCode: "c", policy: [.governmentId: .required],
                                                            createdAt: Date(), expiresAt: Date().addingTimeInterval(600)))
-        let serve = try ServeProcess(["--store", "sqlite:" + path])
+        let serve = try await ServeProcess(["--store", "sqlite:" + path])
         let dashboard = try await serve.get("/")
         #expect(dashboard.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "\(dashboard.body)")
         #expect(!dashboard.body.contains("<script>alert"))
         let page = try await serve.get("/transactions/%3Cscript%3Ealert(1)%3C%2Fscript%3E%22'%26")
         #expect(page.status == 200 && page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !page.body.contains("<script>alert"))
-        #expect(serve.stop())
+        #expect(await serve.stop())
 
         let open = try await CLIRunner.run(["serve", "--bind", "0.0.0.0:0", "--store", "sqlite:" + path])
         #expect(open.status == 2 && open.stderr.split(separator: "\n").count == 1 && open.stderr.contains("needs a bearer token"), "\(open.stderr)")
@@ -188,18 +189,22 @@ struct ServeCommandTests {
         #expect(unset.status == 2 && unset.stderr.contains("SERVE_TEST_TOKEN (--token-env) is not set"))
 
         let token = "t0k3n-\(UUID().uuidString)"
-        let guarded = try ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", "sqlite:" + path],
+        let guarded = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", "sqlite:" + path],
                                        environment: ["SERVE_TEST_TOKEN": token])
         #expect(try await guarded.get("/").status == 401)
         #expect(try await guarded.get("/metrics", token: "wrong").status == 401)
         #expect(try await guarded.get("/", token: token).status == 200)
         #expect(try await guarded.get("/healthz").status == 200)
-        #expect(guarded.stop())
+        #expect(await guarded.stop())
         #expect(!guarded.process.stderr.contains(token))
     }
 
     /// Debian's chromium, which scripts/test installs.
-    static func chromium(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    static func chromium(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await offCooperativePool { try chromiumBlocking(arguments) }
+    }
+
+    private static func chromiumBlocking(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
         process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
@@ -219,9 +224,9 @@ struct ServeCommandTests {
         let folder = try temporaryFolder("serve-browser")
         defer { try? FileManager.default.removeItem(at: folder) }
         let (store, values) = try await Self.sampleStore(folder)
-        let serve = try ServeProcess(["--store", store])
+        let serve = try await ServeProcess(["--store", store])
         // Long enough for the page's script to poll and rebuild the table at least once.
-        let dashboard = try Self.chromium(["--virtual-time-budget=7000", "--dump-dom", serve.base.absoluteString + "/"])
+        let dashboard = try await Self.chromium(["--virtual-time-budget=7000", "--dump-dom", serve.base.absoluteString + "/"])
         #expect(dashboard.status == 0)
         for id in Self.sampleIds { #expect(dashboard.output.contains(">\(id)</a>"), "\(id) in the rendered dashboard") }
         #expect(dashboard.output.contains(#"<span class="status status-COMPLETED">COMPLETED</span>"#))
@@ -229,18 +234,18 @@ struct ServeCommandTests {
         #expect(dashboard.output.contains(#"data-count="COMPLETED">6<"#))
         // The page's script polled the API and rebuilt the table from it.
         #expect(dashboard.output.contains(#"<tbody id="rows" data-refreshed="9">"#), "\(dashboard.output)")
-        let page = try Self.chromium(["--dump-dom", serve.base.absoluteString + "/transactions/txn-batch-004"])
+        let page = try await Self.chromium(["--dump-dom", serve.base.absoluteString + "/transactions/txn-batch-004"])
         #expect(page.output.contains("txn-batch-004") && page.output.contains("PROCESS → COMPLETED") && page.output.contains("GOVERNMENT_ID"))
         #expect(values.filter { dashboard.output.contains($0) || page.output.contains($0) }.isEmpty)
         // Screenshots of both (scripts/screenshots keeps them for the README).
         let shots = ProcessInfo.processInfo.environment["VERIFY_PIPELINE_SCREENSHOTS"].map(URL.init(fileURLWithPath:)) ?? folder
         for (name, path) in [("dashboard.png", "/"), ("transaction.png", "/transactions/txn-batch-001")] {
             let file = shots.appendingPathComponent(name)
-            _ = try Self.chromium(["--window-size=1280,900", "--hide-scrollbars", "--screenshot=\(file.path)", serve.base.absoluteString + path])
+            _ = try await Self.chromium(["--window-size=1280,900", "--hide-scrollbars", "--screenshot=\(file.path)", serve.base.absoluteString + path])
             let png = try Data(contentsOf: file)
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(name): \(png.count) bytes")
         }
-        #expect(serve.stop())
+        #expect(await serve.stop())
     }
 
     @Test("worker --metrics-bind: items taken over from a killed worker count as lease expiries; its document counter equals its output")
@@ -253,20 +258,20 @@ struct ServeCommandTests {
         #expect(try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
         // The first worker claims a handful, prints one result and dies holding the rest.
         let doomed = try InteractiveProcess(["worker", "--lease-seconds", "2", "--store", store, "--pipeline", pipeline])
-        #expect(doomed.nextLine() != nil)
+        #expect(await doomed.nextLine() != nil)
         kill(doomed.process.processIdentifier, SIGKILL)
-        #expect(doomed.waitForExit())
+        #expect(await doomed.waitForExit())
         let survivor = try InteractiveProcess(["worker", "--lease-seconds", "2", "--store", store, "--pipeline", pipeline,
                                                "--metrics-bind", "127.0.0.1:0"])
         defer { kill(survivor.process.processIdentifier, SIGKILL) }
         // Until the queue is done, read from the worker's own metrics (state, not silence): the dead worker's
         // items come free once their 2-second leases run out.
-        let port = try announcedPort(survivor)
+        let port = try await announcedPort(survivor)
         var printed = 0
         var samples: [String: Double] = [:]
         let deadline = Date().addingTimeInterval(90)
         repeat {
-            while survivor.nextLine(timeout: 0.5) != nil { printed += 1 }
+            while await survivor.nextLine(timeout: 0.5) != nil { printed += 1 }
             let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
             samples = prometheusSamples(String(decoding: data, as: UTF8.self))
         } while (samples[#"verify_transactions{status="COMPLETED"}"#] != 20
@@ -278,7 +283,7 @@ struct ServeCommandTests {
         #expect(samples.filter { $0.key.hasPrefix("verify_documents_total{") }.values.reduce(0, +) == Double(printed))
         #expect(samples[#"verify_transactions{status="COMPLETED"}"#] == 20)
         kill(survivor.process.processIdentifier, SIGTERM)
-        #expect(survivor.waitForExit(timeout: 20))
+        #expect(await survivor.waitForExit(timeout: 20))
     }
 
     @Test("stream --metrics-bind: /metrics while it runs, its document counters equal the run's summary")
@@ -292,8 +297,8 @@ struct ServeCommandTests {
         stream.write(#"{"id":"a","qr":"\#(qr)","type":"EMAIL","email":"m1@example.com"}"#)
         stream.write(#"{"id":"b","transactionId":"metrics-1","type":"PHONE","phone":"+1 555 0100"}"#)
         stream.write(#"{"id":"c","qr":"not a url","type":"EMAIL","email":"x@example.com"}"#)
-        for _ in 0..<3 { #expect(stream.nextLine() != nil) }
-        let port = try announcedPort(stream)
+        for _ in 0..<3 { #expect(await stream.nextLine() != nil) }
+        let port = try await announcedPort(stream)
         let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
         let samples = prometheusSamples(String(decoding: data, as: UTF8.self))
         let documents = samples.filter { $0.key.hasPrefix("verify_documents_total{") }
@@ -304,7 +309,7 @@ struct ServeCommandTests {
         #expect(samples.keys.contains { $0.hasPrefix(#"verify_stage_duration_seconds_count{stage="track"}"#) })
         #expect(samples[#"verify_transactions{status="STARTED"}"#] == 1 || samples[#"verify_transactions{status="PROCESS"}"#] == 1)
         stream.closeInput()
-        #expect(stream.waitForExit(timeout: 30))
+        #expect(await stream.waitForExit(timeout: 30))
         #expect(stream.stderr.contains("3 documents (1 failed, 0 already submitted), 1 transactions"), "\(stream.stderr)")
     }
 }

@@ -57,18 +57,18 @@ struct ShutdownTests {
         if busy == .ingest {
             first = try InteractiveProcess(["stream"] + common)
             for line in lines { first.write(line) }
-            for _ in lines { #expect(first.nextLine() != nil) } // every line answered; stdin stays open
+            for _ in lines { #expect(await first.nextLine() != nil) } // every line answered; stdin stays open
         } else {
             first = try InteractiveProcess(["run", batch.path] + common)
             if busy == .submit {
                 await eventually(timeout: 30) { server.requests.count >= 1 }
             } else {
-                #expect(first.nextLine() != nil, "the run got going")
+                #expect(await first.nextLine() != nil, "the run got going")
             }
         }
         let signalled = Date()
         kill(first.process.processIdentifier, SIGTERM)
-        #expect(first.waitForExit(timeout: Self.grace + 2), "\(busy): still running \(Self.grace + 2) s after SIGTERM")
+        #expect(await first.waitForExit(timeout: Self.grace + 2), "\(busy): still running \(Self.grace + 2) s after SIGTERM")
         let took = Date().timeIntervalSince(signalled)
         #expect(took <= Self.grace + 2, "\(busy): exited \(took) s after SIGTERM")
         if first.process.isRunning { first.process.terminate() }

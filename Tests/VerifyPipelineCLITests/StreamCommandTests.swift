@@ -15,10 +15,10 @@ struct StreamCommandTests {
         for line in inputLines { process.write(String(line)) }
         process.closeInput()
         var outputs: [ResultLine] = []
-        while outputs.count < inputLines.count, let line = process.nextLine() {
+        while outputs.count < inputLines.count, let line = await process.nextLine() {
             outputs.append(try JSONDecoder().decode(ResultLine.self, from: Data(line.utf8)))
         }
-        #expect(process.waitForExit())
+        #expect(await process.waitForExit())
         #expect(process.process.terminationStatus == 1)
         #expect(outputs.count == inputLines.count)
         let codes = Dictionary(uniqueKeysWithValues: outputs.map { ($0.id, $0.error?.code ?? "ok") })
@@ -42,7 +42,7 @@ struct StreamCommandTests {
     }
 
     @Test("a line's barcode text: AAMVA data gives the AAMVA fields, other text is refused, a broken record fails alone")
-    func barcodeText() throws {
+    func barcodeText() async throws {
         let folder = try temporaryFolder("stream-barcode")
         defer { try? FileManager.default.removeItem(at: folder) }
         // The sample licence (AAMVA 2020, Annex D) expired in 2024: this pipeline does not refuse expired documents.
@@ -62,11 +62,11 @@ struct StreamCommandTests {
         process.write(try line("disagree", 4, barcode: sample, extra: #","fields":{"lastName":"OTHER"}"#))
         process.closeInput()
         var results: [String: ResultLine] = [:]
-        while results.count < 4, let answer = process.nextLine(timeout: 20) {
+        while results.count < 4, let answer = await process.nextLine(timeout: 20) {
             let result = try JSONDecoder().decode(ResultLine.self, from: Data(answer.utf8))
             results[result.id] = result
         }
-        #expect(process.waitForExit())
+        #expect(await process.waitForExit())
         let aamva = try #require(results["aamva"]?.document, "\(results["aamva"]?.error?.message ?? "no answer")")
         #expect(aamva["documentNumber"] == "T64235789")
         #expect(aamva["lastName"] == "SAMPLE" && aamva["firstName"] == "MICHAEL" && aamva["middleName"] == "JOHN")
@@ -83,7 +83,7 @@ struct StreamCommandTests {
     }
 
     @Test("fail closed: an expired licence's text with a leading space is expired, blank text and a cut record are refused, repairs are reported")
-    func failClosed() throws {
+    func failClosed() async throws {
         let folder = try temporaryFolder("stream-fail-closed")
         defer { try? FileManager.default.removeItem(at: folder) }
         let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path])
@@ -100,11 +100,11 @@ struct StreamCommandTests {
         for (index, (id, barcode)) in lines.enumerated() { process.write(try line(id, index, barcode: barcode)) }
         process.closeInput()
         var results: [String: ResultLine] = [:]
-        while results.count < lines.count, let answer = process.nextLine(timeout: 20) {
+        while results.count < lines.count, let answer = await process.nextLine(timeout: 20) {
             let result = try JSONDecoder().decode(ResultLine.self, from: Data(answer.utf8))
             results[result.id] = result
         }
-        #expect(process.waitForExit())
+        #expect(await process.waitForExit())
         #expect(results["expired"]?.error?.message == "the identity document has expired")
         #expect(results["empty"]?.error?.message == "barcode: the barcode text is empty")
         #expect(results["blank"]?.error?.message == "barcode: the barcode text is empty")
@@ -116,7 +116,7 @@ struct StreamCommandTests {
     }
 
     @Test("each answer arrives before the next line is written")
-    func interactive() throws {
+    func interactive() async throws {
         let folder = try temporaryFolder("stream-interactive")
         defer { try? FileManager.default.removeItem(at: folder) }
         let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images",
@@ -131,7 +131,7 @@ struct StreamCommandTests {
         ]
         for (line, id, code) in conversation {
             process.write(line)
-            let answer = try #require(process.nextLine(timeout: 20), "no answer to \(id) within 20 s")
+            let answer = try #require(await process.nextLine(timeout: 20), "no answer to \(id) within 20 s")
             let result = try JSONDecoder().decode(ResultLine.self, from: Data(answer.utf8))
             #expect(result.id == id)
             #expect(result.error?.code == code, "\(id): \(result.error?.message ?? "")")
@@ -139,21 +139,21 @@ struct StreamCommandTests {
             #expect(process.process.isRunning)
         }
         process.closeInput()
-        #expect(process.waitForExit())
+        #expect(await process.waitForExit())
         #expect(process.stderr.contains("5 documents (3 failed"))
     }
 
     @Test("SIGTERM stops the intake, lets in-flight documents finish and prints the summary")
-    func gracefulShutdown() throws {
+    func gracefulShutdown() async throws {
         let folder = try temporaryFolder("stream-sigterm")
         defer { try? FileManager.default.removeItem(at: folder) }
         let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images",
                                               "--allow-path", "Samples"])
         let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=term-1&code=1"
         process.write(#"{"id":"x","qr":"\#(qr)","type":"EMAIL","email":"x@example.com"}"#)
-        #expect(process.nextLine() != nil)
+        #expect(await process.nextLine() != nil)
         kill(process.process.processIdentifier, SIGTERM)
-        #expect(process.waitForExit(timeout: 10), "stdin is still open: only the signal can end it")
+        #expect(await process.waitForExit(timeout: 10), "stdin is still open: only the signal can end it")
         #expect(process.process.terminationReason == .exit)
         #expect(process.process.terminationStatus == 0)
         #expect(process.stderr.contains("1 documents (0 failed"))

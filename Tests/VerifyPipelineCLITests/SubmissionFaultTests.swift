@@ -94,13 +94,12 @@ struct SubmissionFaultTests {
             """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
         let process = try InteractiveProcess(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline, "--shutdown-grace", "2"])
-        let deadline = Date().addingTimeInterval(20)
-        while server.requests.isEmpty, Date() < deadline { usleep(20_000) }
+        await eventually(timeout: 20) { !server.requests.isEmpty }
         try #require(!server.requests.isEmpty, "the submission never reached the server")
-        usleep(1_500_000)   // into the trickle
+        try await Task.sleep(for: .milliseconds(1500))   // into the trickle
         let start = ContinuousClock.now
         kill(process.process.processIdentifier, SIGTERM)
-        #expect(process.waitForExit(timeout: 10))
+        #expect(await process.waitForExit(timeout: 10))
         let elapsed = ContinuousClock.now - start
         print("[trickle + SIGTERM] exited \(elapsed) after the signal, status \(process.process.terminationStatus)")
         #expect(process.process.terminationReason == .exit)

@@ -28,12 +28,12 @@ struct WorkerTests {
         let workers = try (0..<3).map { _ in try InteractiveProcess(arguments) }
         let killAfter = Int.random(in: 5...60)
         var printed = 0
-        while printed < killAfter, workers[0].nextLine() != nil { printed += 1 }
+        while printed < killAfter, await workers[0].nextLine() != nil { printed += 1 }
         kill(workers[0].process.processIdentifier, SIGKILL)
-        #expect(workers[0].waitForExit())
+        #expect(await workers[0].waitForExit())
         #expect(printed == killAfter, "the first worker printed \(printed) results before it was killed")
         for survivor in workers[1...] {
-            #expect(survivor.waitForExit(timeout: 180), "a surviving worker did not finish the queue")
+            #expect(await survivor.waitForExit(timeout: 180), "a surviving worker did not finish the queue")
             #expect(survivor.process.terminationStatus == 0, "\(survivor.stderr)")
         }
 
@@ -70,7 +70,7 @@ struct WorkerTests {
         let arguments = ["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"]
         let workers = try (0..<2).map { _ in try InteractiveProcess(arguments) }
         for worker in workers {
-            #expect(worker.waitForExit(timeout: 120))
+            #expect(await worker.waitForExit(timeout: 120))
             #expect(worker.process.terminationStatus == 0, "\(worker.stderr)")
         }
 

@@ -1,3 +1,4 @@
+import BlockingWaits
 import Foundation
 import Logging
 import PostgresNIO
@@ -89,7 +90,7 @@ extension TestPostgres {
     }
 
     /// What `pg_dump` writes of the database at `url`: a backup's bytes, as anyone holding one would read them.
-    public static func dump(_ url: String) throws -> Data {
+    public static func dump(_ url: String) async throws -> Data {
         let folders = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         guard let version = folders.sorted(by: { $0.compare($1, options: .numeric) == .orderedAscending }).last else {
             throw NotConfigured(description: "no PostgreSQL client under /usr/lib/postgresql: run scripts/test, which installs it")
@@ -101,8 +102,11 @@ extension TestPostgres {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = await offCooperativePool {
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
         guard process.terminationStatus == 0, !data.isEmpty else { throw NotConfigured(description: "pg_dump failed with status \(process.terminationStatus)") }
         return data
     }
