@@ -25,6 +25,16 @@ extension BarcodeFormat {
 public struct ScanResult: Sendable {
     public var source: String
     public var outcome: Result<[Barcode], ScanFailure>
+    /// Codes found but not read with confidence (an MRZ band whose reading was refused): for review, not an error.
+    public var unreadable: [UnreadableCode] = []
+}
+
+/// A code on the image that could not be read with confidence: its format, the field at fault and why (never a
+/// value read).
+public struct UnreadableCode: Sendable, Encodable, Equatable {
+    public var format: BarcodeFormat
+    public var field: String
+    public var message: String
 }
 
 /// Why one image could not be scanned: always a `documentCaptureError`.
@@ -87,7 +97,8 @@ public struct ScanBatch: Sendable {
             return ScanResult(source: path, outcome: .failure(ScanFailure(message: error.message)))
         }
         do {
-            return ScanResult(source: path, outcome: .success(try scanner.scan(bytes)))
+            let scanned = try scanner.scanReporting(bytes)
+            return ScanResult(source: path, outcome: .success(scanned.barcodes), unreadable: scanned.unreadable)
         } catch {
             return ScanResult(source: path, outcome: .failure(ScanFailure(message: error.message)))
         }

@@ -51,5 +51,27 @@ public struct GrayImage: Sendable {
         return GrayImage(width: w, height: h, pixels: out, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
+    /// Each pixel the mean of the (2 × radius + 1)² block around it (a box blur; the edges repeat).
+    public func boxBlurred(radius: Int) -> GrayImage {
+        guard radius > 0, width > 0, height > 0 else { return self }
+        let span = 2 * radius + 1
+        func pass(_ source: [UInt8], count: Int, lines: Int, step: Int, stride: Int) -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: source.count)
+            for line in 0..<lines {
+                let base = line * stride
+                var sum = 0
+                for k in -radius...radius { sum += Int(source[base + min(max(k, 0), count - 1) * step]) }
+                for i in 0..<count {
+                    out[base + i * step] = UInt8((sum + span / 2) / span)
+                    sum += Int(source[base + min(i + radius + 1, count - 1) * step]) - Int(source[base + max(i - radius, 0) * step])
+                }
+            }
+            return out
+        }
+        let rows = pass(pixels, count: width, lines: height, step: 1, stride: width)
+        let both = pass(rows, count: height, lines: width, step: width, stride: 1)
+        return GrayImage(width: width, height: height, pixels: both, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+    }
+
     public subscript(x: Int, y: Int) -> UInt8 { pixels[y * width + x] }
 }

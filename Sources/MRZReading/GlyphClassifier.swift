@@ -12,7 +12,15 @@ struct GlyphClassifier {
         var unit: Double
         /// From the cells' centres to the capitals' middle, across the line, in pixels.
         var offset: Double
+        /// How far the characters lean: samples along the line per sample up from their middle (an oblique cut of
+        /// OCR-B, or a page photographed at an angle, leans; upright print is 0).
+        var slant: Double = 0
     }
+
+    /// The slants tried beside upright (tan 6° to 17° either way), then refined by a half step around the best.
+    /// Tried on every line: gated on a poor upright fit (below 0.85), oblique print read 49 of 86 pages of the
+    /// benchmark's seed 1 instead of 60, for 13 % less CPU.
+    static let slants: [Double] = [-0.3, -0.2, -0.1, 0.1, 0.2, 0.3]
 
     static let characters = OCRBGlyphs.characters
     private static let width = OCRBGlyphs.width, height = OCRBGlyphs.height
@@ -21,6 +29,24 @@ struct GlyphClassifier {
     private static let vectorsPerTemplate = width * height / 16
 
     let image: GrayImage
+
+    /// What separates two characters' templates at best: 1 - their correlation, blurred (the closer pair of cuts).
+    static func separation(_ a: Character, _ b: Character) -> Float {
+        guard let i = characters.firstIndex(of: a), let j = characters.firstIndex(of: b) else { return 1 }
+        return separations[i * characters.count + j]
+    }
+
+    private static let separations: [Float] = {
+        let count = characters.count
+        let blurred = (0..<count).map { Array(templates[((count + $0) * vectorsPerTemplate)..<((count + $0 + 1) * vectorsPerTemplate)]) }
+        var table = [Float](repeating: 1, count: count * count)
+        for i in 0..<count {
+            for j in 0..<count {
+                table[i * count + j] = 1 - zip(blurred[i], blurred[j]).reduce(0) { $0 + ($1.0 * $1.1).sum() }
+            }
+        }
+        return table
+    }()
 
     /// The darkness across the line, summed along it, one row per sixteenth of a pitch over ±0.8 pitch (the next
     /// line's capitals start farther out): the rows where it stands clearly above the paper are the capitals. Paper
@@ -49,7 +75,28 @@ struct GlyphClassifier {
         let measured = LineGeometry(unit: Double(bottom - top + 1) * pitch / 16,
                                     offset: (Double(top + bottom) / 2 - Double(rows / 2)) * pitch)
         // The profile's edges are soft (round letters, blur): the size and height that fit the templates best.
-        return refined(line, around: measured, factors: [0.92, 1.0, 1.08], shifts: [-0.5, 0, 0.5])
+        let upright = refined(line, around: measured, factors: [0.92, 1.0, 1.08], shifts: [-0.5, 0, 0.5])
+        return leaning(line, around: upright)
+    }
+
+    /// The slant that fits the templates best, upright included: characters that lean fit their upright templates
+    /// poorly, and each lean differs (a font's, a camera's).
+    func leaning(_ line: [MRZGrid.Cell], around upright: (geometry: LineGeometry, fit: Float)) -> (geometry: LineGeometry, fit: Float) {
+        var best = upright
+        for slant in Self.slants {
+            let tried = refined(line, around: LineGeometry(unit: upright.geometry.unit, offset: upright.geometry.offset, slant: slant),
+                                factors: [1], shifts: [0])
+            if tried.fit > best.fit { best = tried }
+        }
+        guard best.geometry.slant != 0 else { return upright }
+        let coarse = best.geometry
+        for step in [-0.05, 0.05] {
+            var geometry = coarse
+            geometry.slant += step
+            let tried = refined(line, around: geometry, factors: [1], shifts: [0])
+            if tried.fit > best.fit { best = tried }
+        }
+        return best
     }
 
     /// The geometry near `start` that fits the templates best on a sample of the line's cells, and how well (the
@@ -60,7 +107,7 @@ struct GlyphClassifier {
         var best = (geometry: start, fit: -Float.infinity)
         for factor in factors {
             for shift in shifts {
-                let geometry = LineGeometry(unit: start.unit * factor, offset: start.offset + shift * start.unit)
+                let geometry = LineGeometry(unit: start.unit * factor, offset: start.offset + shift * start.unit, slant: start.slant)
                 let score = probe.reduce(Float(0)) { $0 + (scores($1, geometry: geometry).max() ?? 0) } / Float(probe.count)
                 if score > best.fit { best = (geometry, score) }
             }
@@ -113,8 +160,8 @@ struct GlyphClassifier {
                 var total: Float = 0
                 for oy in offsets {
                     for ox in offsets {
-                        let a = Double(column) - Double(columns) / 2 + 0.5 + ox
                         let b = Double(row) - Double(rows) / 2 + 0.5 + oy
+                        let a = Double(column) - Double(columns) / 2 + 0.5 + ox - geometry.slant * b
                         total += 255 - bilinear(center.x + a * along.x + b * across.x,
                                                 center.y + a * along.y + b * across.y)
                     }

@@ -102,11 +102,24 @@ enum MRZCharacterRules {
         return table
     }()
 
-    /// The best character the slot allows, then its look-alikes the slot allows that scored within `margin` of it.
-    static func alternatives(_ scores: [Float], slot: Slot, margin: Float = 0.2) -> [Character] {
+    /// A look-alike that scored `gap` below the chosen character is a close call when the gap is under
+    /// `closeCall` of what separates the two templates at best (1 - their correlation): 0 and O differ little
+    /// (0.11), 0 and D more (0.34), so one absolute gap would call every 0/O a toss-up and no 0/D one. Chosen on
+    /// the benchmark corpus's tune split (scripts/bench-mrz), with the wrong readings returned as the measure.
+    static let closeCall: Float = 0.5
+    /// The share of `closeCall` within which a look-alike makes a name's letter a guess.
+    static let nameCloseCall: Float = 0.75
+
+    static func isCloseCall(_ gap: Float, _ chosen: Character, _ other: Character) -> Bool {
+        gap <= closeCall * GlyphClassifier.separation(chosen, other)
+    }
+
+    /// The best character the slot allows, then its look-alikes the slot allows that scored a close call below it
+    /// (`isCloseCall`).
+    static func alternatives(_ scores: [Float], slot: Slot) -> [Character] {
         let (top, score) = best(scores, slot: slot)
         let others = (lookAlikes[top] ?? []).filter { character in
-            slot.allows(character) && scores[GlyphClassifier.characters.firstIndex(of: character)!] >= score - margin
+            slot.allows(character) && isCloseCall(score - scores[GlyphClassifier.characters.firstIndex(of: character)!], top, character)
         }
         return [top] + others.sorted {
             scores[GlyphClassifier.characters.firstIndex(of: $0)!] > scores[GlyphClassifier.characters.firstIndex(of: $1)!]
@@ -158,7 +171,7 @@ enum MRZCharacterRules {
                 let score = cell[index[chosen]!]
                 let runnerUp = GlyphClassifier.characters.filter { $0 != chosen && slots[position.line][position.index].allows($0) }
                     .map { cell[index[$0]!] }.max() ?? -1
-                // A mended cell scored below its runner-up by design (within `repairMargin`): its check digit vouches for it.
+                // A mended cell scored below its runner-up by design (a close call): its check digit vouches for it.
                 let margin = mended.contains(position) ? weakest.margin : score - runnerUp
                 weakest = MRZReading.Confidence(score: min(weakest.score, score), margin: min(weakest.margin, margin))
             }
@@ -176,15 +189,15 @@ enum MRZCharacterRules {
 
     /// Each state code field as read. No check digit covers these fields, so a code is never replaced by the
     /// closest known state (Interpol's `INP` is not India's `IND`): only where the code as read is not one ICAO
-    /// 9303 lists, and a look-alike that scored within `margin` in one cell makes it exactly one listed code
+    /// 9303 lists, and a look-alike that scored a close call below in one cell makes it exactly one listed code
     /// (`UT0` for `UTO`), is that look-alike taken. Other unknown codes stay as read for the caller to flag.
-    static func settleStates(_ lines: inout [[Character]], scores: [[[Float]]], format: MRZ.Format, margin: Float = 0.1) {
+    static func settleStates(_ lines: inout [[Character]], scores: [[[Float]]], format: MRZ.Format) {
         for positions in statePositions(format) {
             let read = String(positions.map { lines[$0.line][$0.index] })
             guard !ICAOStates.codes.contains(read) else { continue }
             var known: Set<String> = []
             for (slot, position) in positions.enumerated() {
-                for other in alternatives(scores[position.line][position.index], slot: .letter, margin: margin).dropFirst() {
+                for other in alternatives(scores[position.line][position.index], slot: .letter).dropFirst() {
                     var code = Array(read)
                     code[slot] = other
                     if ICAOStates.codes.contains(String(code)) { known.insert(String(code)) }
@@ -208,10 +221,12 @@ enum MRZCharacterRules {
     }
 
     static let maximumChanges = 2
-    /// How far below the chosen character a look-alike may have scored and still be tried as a mend: beyond
-    /// it the glyph was read with confidence, and changing it to satisfy a check digit would be a guess.
-    static let repairMargin: Float = 0.1
+    /// A mend tries only look-alikes that scored a close call below the chosen character (`isCloseCall`): beyond
+    /// it the glyph was read with confidence, and changing it to satisfy a check digit would be a guess. The mends
+    /// of a reading may lose this much score in all.
     static let maximumLoss: Float = 0.15
+    /// An unlisted state code is kept only when its weakest cell led every other letter by this much.
+    static let stateMargin: Float = 0.1
 
     /// Parses the reading; when a check digit fails, tries the close second choices of that field's characters,
     /// best total score first, until it parses or no choice mends the field. Returns the parse or the last error.
@@ -230,7 +245,7 @@ enum MRZCharacterRules {
             guard !mended.contains(error.field) else { return .failure(error) }
             mended.insert(error.field)
             let positions = positions(of: error.field, in: format)
-            let choices = positions.map { alternatives(scores[$0.line][$0.index], slot: slots[$0.line][$0.index], margin: repairMargin) }
+            let choices = positions.map { alternatives(scores[$0.line][$0.index], slot: slots[$0.line][$0.index]) }
             let losses = zip(positions, choices).map { position, options in
                 let cell = scores[position.line][position.index]
                 let top = cell[GlyphClassifier.characters.firstIndex(of: options[0])!]
@@ -261,10 +276,10 @@ enum MRZCharacterRules {
     }
 
     /// The first position of a document number or optional data (fields that take letters and digits) where the
-    /// check digits cannot tell the reading from another the glyphs allow as well: a look-alike scored within
-    /// `repairMargin` there (and, for a pair, at a second cell of the same field) and the reading with that
+    /// check digits cannot tell the reading from another the glyphs allow as well: a look-alike scored a close
+    /// call below there (and, for a pair, at a second cell of the same field) and the reading with that
     /// swap, or with both swaps, parses too (6 and G always do). In a field no check digit covers (a visa's
-    /// optional data) a look-alike within `repairMargin` is enough. Two swaps can cancel in a check digit (G and Q weigh the
+    /// optional data, a name, a state code) a close look-alike is enough. Two swaps can cancel in a check digit (G and Q weigh the
     /// same modulo 10; `0000000000` read `O0OOOOOOO0` checks), so the number is a guess.
     static func ambiguity(in mrz: MRZ, scores: [[[Float]]],
                           parse: ([[Character]]) throws(MRZError) -> MRZ) -> Position? {
@@ -279,15 +294,35 @@ enum MRZCharacterRules {
         for field in fields(mrz.format) {
             // Each cell's look-alikes that scored close to what was chosen, with how close.
             var close: [(position: Position, other: Character, gap: Float)] = []
-            for position in field.positions where slots[position.line][position.index] == .alphanumeric {
+            let states = field.name == "issuingState" || field.name == "nationality"
+            for position in field.positions {
+                let slot = slots[position.line][position.index]
+                // Letters-only cells of a name too, where no check digit stands behind them (O, Q and D; a filler
+                // and K), held to a closer call: their templates differ more than a document number's 0 and O do.
+                let fraction: Float
+                switch (slot, field.name) {
+                case (.alphanumeric, _): fraction = 1
+                case (_, "name"): fraction = nameCloseCall
+                case (.letter, _) where states: fraction = 1
+                default: continue
+                }
                 let chosen = lines[position.line][position.index]
                 let cell = scores[position.line][position.index]
-                for other in lookAlikes[chosen] ?? [] where slots[position.line][position.index].allows(other) {
+                for other in lookAlikes[chosen] ?? [] where slot.allows(other) {
                     let gap = cell[index[chosen]!] - cell[index[other]!]
-                    if gap <= repairMargin { close.append((position, other, gap)) }
+                    guard gap <= fraction * closeCall * GlyphClassifier.separation(chosen, other) else { continue }
+                    // A state code is kept as read (flagged when unlisted): a look-alike matters only where it
+                    // makes another listed code.
+                    if states {
+                        var code = Array(field.positions.map { lines[$0.line][$0.index] })
+                        code[field.positions.firstIndex(of: position)!] = other
+                        guard ICAOStates.codes.contains(String(code)) else { continue }
+                    }
+                    close.append((position, other, gap))
                 }
             }
-            // Where no check digit covers the field (a visa's optional data), a close look-alike is already a guess.
+            // Where no check digit covers the field (a name, a state code, a visa's optional data), a close
+            // look-alike is already a guess.
             if !field.checked, let first = close.first { return first.position }
             for (offset, first) in close.enumerated() {
                 if parses([(first.position, first.other)]) { return first.position }

@@ -22,7 +22,7 @@ public struct MRZImageReader: Sendable {
     /// The mean template score (normalised correlation) of a reading's characters below which it is not taken.
     public var minimumConfidence: Float = 0.7
     /// A cell whose chosen character beat the runner-up its slot allows by less than this (and was not mended
-    /// within `MRZCharacterRules.repairMargin`) is a guess: the reading is unreadable, naming the field. Chosen on
+    /// as a close call, `MRZCharacterRules.isCloseCall`) is a guess: the reading is unreadable, naming the field. Chosen on
     /// the benchmark corpus's tune split (scripts/bench-mrz): 0.02 returned no wrong reading there.
     public var minimumMargin: Float = 0.02
     /// The most characters a reading may have mended, all fields together.
@@ -35,21 +35,34 @@ public struct MRZImageReader: Sendable {
 
     /// Decodes `bytes` as the search image (reduced) and, when needed, at full size to read the band. A band that
     /// is not read at the size a large image gives is looked for again at half that size (characters far larger
-    /// than the templates' grid, ink that runs together): the same page reads the same at any scale. Only a
-    /// failed search pays for it. (Doubling small images was tried: print under 6 px high stays unreadable.)
+    /// than the templates' grid, ink that runs together): the same page reads the same at any scale. A band that
+    /// was found but not read is read again softened (a box blur of a template sample): hollow or thin print, and
+    /// a screen's pixel grid, then look like the solid strokes the templates have. Only a failed read pays for these.
+    /// (Doubling small images was tried: print under 6 px high stays unreadable.)
     public func read(_ bytes: [UInt8], decoder: ImageDecoder) throws(ImageDecodingError) -> Outcome {
         let search = try decoder.decode(bytes, targetPixels: searchPixels)
         var full: GrayImage?
-        let first = try read(search) { () throws(ImageDecodingError) -> GrayImage in
+        let attempt = try attempt(search) { () throws(ImageDecodingError) -> GrayImage in
             if let full { return full }
             let decoded = try decoder.decode(bytes)
             full = decoded
             return decoded
         }
+        var first = attempt.outcome
         if case .read = first { return first }
-        guard min(search.width, search.height) >= 1200 else { return first }
-        let half = search.halved()
-        let again = read(half) { () -> GrayImage in half }
+        if min(search.width, search.height) >= 1200 {
+            let half = search.halved()
+            let again = read(half) { () -> GrayImage in half }
+            switch (again, first) {
+            case (.read, _): return again
+            case (.unreadable, .notFound): first = again
+            default: break
+            }
+        }
+        // A template sample is a sixteenth of the capitals' height, about a sixteenth of the pitch.
+        guard let pitch = attempt.pitch else { return first }
+        let softened = (full ?? search).boxBlurred(radius: max(1, Int((pitch / 16).rounded())))
+        let again = read(softened) { () -> GrayImage in softened }
         switch (again, first) {
         case (.read, _), (.unreadable, .notFound): return again
         default: return first
@@ -58,9 +71,15 @@ public struct MRZImageReader: Sendable {
 
     /// `fullResolution` is asked for only when `image` is a reduced decode and its characters are too small.
     public func read<Failure: Error>(_ image: GrayImage, fullResolution: () throws(Failure) -> GrayImage) throws(Failure) -> Outcome {
+        try attempt(image, fullResolution: fullResolution).outcome
+    }
+
+    /// The outcome, and the pitch of the band found in the image that was read (nil: none found).
+    private func attempt<Failure: Error>(_ image: GrayImage, fullResolution: () throws(Failure) -> GrayImage)
+        throws(Failure) -> (outcome: Outcome, pitch: Double?) {
         let window = min(61, max(15, max(image.width, image.height) / 40))
         let grids = MRZLocator.locate(InkComponents.find(in: image, window: window))
-        guard !grids.isEmpty else { return .notFound }
+        guard !grids.isEmpty else { return (.notFound, nil) }
         var source = image
         var scale = 1.0
         let pitch = grids[0].lines[0].map { ($0.pitch.x * $0.pitch.x + $0.pitch.y * $0.pitch.y).squareRoot() }
@@ -87,10 +106,11 @@ public struct MRZImageReader: Sendable {
                 if failure.confidence > best?.confidence ?? 0 { best = failure }
             }
         }
-        if let read { return .read(read) }
+        let sourcePitch = MRZLocator.median(pitch) * scale
+        if let read { return (.read(read), sourcePitch) }
         // A grid whose characters mostly look like OCR-B is an MRZ that could not be read; anything less is not one.
-        if let best, best.confidence >= minimumConfidence { return .unreadable(best.error) }
-        return .notFound
+        if let best, best.confidence >= minimumConfidence { return (.unreadable(best.error), sourcePitch) }
+        return (.notFound, sourcePitch)
     }
 
     private struct Unread: Error {
@@ -112,7 +132,8 @@ public struct MRZImageReader: Sendable {
         // capitals measured among a neighbour's, or in a shadow) is measured again with the best line's size.
         let surest = geometries.max { $0.fit < $1.fit }!
         for index in geometries.indices where geometries[index].fit < surest.fit - 0.1 {
-            let start = GlyphClassifier.LineGeometry(unit: surest.geometry.unit, offset: geometries[index].geometry.offset)
+            let start = GlyphClassifier.LineGeometry(unit: surest.geometry.unit, offset: geometries[index].geometry.offset,
+                                                     slant: surest.geometry.slant)
             let again = classifier.refined(Array(grid.lines[index].dropFirst().dropLast()), around: start, factors: [1],
                                            shifts: stride(from: -4.0, through: 4.0, by: 0.5).map { $0 })
             if again.fit > geometries[index].fit { geometries[index] = again }
@@ -160,8 +181,9 @@ public struct MRZImageReader: Sendable {
         switch MRZCharacterRules.repair(lines, scores: scores, format: format, parse: parse) {
         case .success(let mrz):
             if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) {
+                let field = MRZCharacterRules.field(at: position, format: format)
                 return .failure(Unread(confidence: confidence, error: MRZError(
-                    field: "layout", message: "MRZ line \(position.line + 1), position \(position.index + 1): two characters read alike and both check")))
+                    field: field, message: "MRZ \(field): line \(position.line + 1), position \(position.index + 1) reads as either of two look-alikes")))
             }
             let final = mrz.lines.map { Array($0) }
             let changed = zip(read.indices, read).flatMap { line, characters in
@@ -177,7 +199,7 @@ public struct MRZImageReader: Sendable {
             // An unlisted state code is kept as read only when it was read clearly: one read with a close call is
             // more likely a listed code misread (`UYO` for `UTO`) than a new one.
             if let unclear = mrz.stateCodes.first(where: { !ICAOStates.codes.contains($0.code)
-                && (fields[$0.field]?.confidence.margin ?? 0) < MRZCharacterRules.repairMargin }) {
+                && (fields[$0.field]?.confidence.margin ?? 0) < MRZCharacterRules.stateMargin }) {
                 return .failure(Unread(confidence: confidence, error: MRZError(
                     field: unclear.field, message: "MRZ \(unclear.field): an unlisted code read with a close call")))
             }

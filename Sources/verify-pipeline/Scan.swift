@@ -70,7 +70,8 @@ struct Symbologies: CustomStringConvertible {
 struct ScanReport: Sendable {
     var json: Bool
 
-    /// `{"source": PATH, "barcodes": [...]}` or `{"source": PATH, "error": {"code", "message"}}`.
+    /// `{"source": PATH, "barcodes": [...]}` (with `"unreadable": [{"format", "field", "message"}]` when an MRZ was
+    /// found but not read with confidence) or `{"source": PATH, "error": {"code", "message"}}`.
     struct Line: Encodable {
         struct Failure: Encodable {
             var code: String
@@ -79,22 +80,26 @@ struct ScanReport: Sendable {
 
         var source: String
         var barcodes: [Barcode]?
+        var unreadable: [UnreadableCode]?
         var error: Failure?
     }
 
     func write(_ result: ScanResult) {
         switch (json, result.outcome) {
         case (true, .success(let barcodes)):
-            print(Self.encode(Line(source: result.source, barcodes: barcodes)))
+            print(Self.encode(Line(source: result.source, barcodes: barcodes, unreadable: result.unreadable.isEmpty ? nil : result.unreadable)))
         case (true, .failure(let failure)):
             print(Self.encode(Line(source: result.source, error: .init(code: failure.failureCode.rawValue, message: failure.message))))
         case (false, .failure(let failure)):
             print("\(result.source): error \(failure.failureCode.rawValue): \(failure.message)")
-        case (false, .success(let barcodes)) where barcodes.isEmpty:
+        case (false, .success(let barcodes)) where barcodes.isEmpty && result.unreadable.isEmpty:
             print("\(result.source): no barcode found")
         case (false, .success(let barcodes)):
             for barcode in barcodes {
                 print("\(result.source): \(barcode.format.rawValue) \(barcode.text.debugDescription)")
+            }
+            for code in result.unreadable {
+                print("\(result.source): \(code.format.rawValue) unreadable (\(code.field)): \(code.message)")
             }
         }
     }

@@ -75,6 +75,20 @@ struct ImageDecoderTests {
         #expect(half.sourceWidth == 5 && half.sourceHeight == 3)
     }
 
+    @Test("a box blur of radius 1 gives each pixel the rounded mean of its 3×3 block, edges repeated")
+    func boxBlurred() {
+        // One black pixel (0) on white (255) in the middle of a 5×4 image.
+        var pixels = [UInt8](repeating: 255, count: 20)
+        pixels[2 * 5 + 2] = 0
+        let blurred = GrayImage(width: 5, height: 4, pixels: pixels).boxBlurred(radius: 1)
+        #expect(blurred.width == 5 && blurred.height == 4)
+        // Its 3×3 neighbourhood holds it once: (8 × 255 + 0) / 9 = 226.67, rounded to 227; farther pixels stay white.
+        #expect(blurred.pixels == [255, 255, 255, 255, 255,
+                                   255, 227, 227, 227, 255,
+                                   255, 227, 227, 227, 255,
+                                   255, 227, 227, 227, 255])
+    }
+
     @Test("a reduced JPEG decode remembers the declared size")
     func scaledDecodeKeepsSourceSize() throws {
         let image = try ImageDecoder().decode(try FixtureManifest.bytes("jpeg-baseline.jpg"), targetPixels: 25 * 16)

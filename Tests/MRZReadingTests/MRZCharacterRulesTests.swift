@@ -61,10 +61,26 @@ struct MRZCharacterRulesTests {
         (7, "1", "I"), (8, "S", "5"),
     ] as [(Int, Character, Character)])
     func checkDigitChooses(index: Int, printed: Character, misread: Character) throws {
-        // The cell is read as `misread` by a little; the printed character is a close second.
-        let mrz = try Self.read([Self.at(1, index): Self.cell(misread, printed, gap: 0.08)], printed: Self.lookAlikes).get()
+        // The cell is read as `misread` by a little (0.4 of what separates the two templates: 0.04 for 0/O, 0.09 for
+        // 5/S); the printed character is a close second.
+        let gap = 0.4 * GlyphClassifier.separation(printed, misread)
+        let mrz = try Self.read([Self.at(1, index): Self.cell(misread, printed, gap: gap)], printed: Self.lookAlikes).get()
         #expect(mrz.documentNumber == "B8Z2O0I1S")
         #expect(mrz.lines == Self.lookAlikes)
+    }
+
+    @Test("a close call is measured against what separates the two templates: 0 and O differ by 0.11 at best")
+    func closeCallIsRelative() throws {
+        #expect(abs(GlyphClassifier.separation("0", "O") - 0.109) < 0.005)
+        #expect(abs(GlyphClassifier.separation("5", "S") - 0.230) < 0.005)
+        // The same 0.08 lead is a close call between 5 and S, and a clear reading between 0 and O.
+        #expect(MRZCharacterRules.isCloseCall(0.08, "5", "S"))
+        #expect(!MRZCharacterRules.isCloseCall(0.08, "0", "O"))
+        // So an O read ahead of 0 by 0.08 is not changed to satisfy the check digit: the field is refused.
+        let error = try #require(throws: MRZError.self) {
+            try Self.read([Self.at(1, 4): Self.cell("0", "O", gap: 0.08)], printed: Self.lookAlikes).get()
+        }
+        #expect(error.field == "documentNumber")
     }
 
     @Test("a lone K between fillers in a name is the filler when the two scored alike")

@@ -78,6 +78,31 @@ struct ScanCommandTests {
         #expect(report.repairs.count <= 2 && report.unknownStates.isEmpty)
     }
 
+    @Test("an MRZ found but not read with confidence is reported as unreadable, naming the field and no value")
+    func mrzUnreadable() async throws {
+        struct Line: Decodable {
+            struct Unreadable: Decodable, Equatable {
+                var format: String
+                var field: String
+                var message: String
+            }
+
+            var barcodes: [[String: String]]
+            var unreadable: [Unreadable]?
+        }
+        // A page whose printed birth date (740812) does not match its check digit: a band is there, no reading is.
+        let fixture = "Tests/MRZReadingTests/Fixtures/td3-bad-check-digit.png"
+        let json = try await CLIRunner.run(["scan", "--json", "--symbologies", "MRZ", fixture])
+        #expect(json.status == 0, "stderr: \(json.stderr)")
+        let line = try JSONDecoder().decode(Line.self, from: Data(try #require(json.lines.first).utf8))
+        #expect(line.barcodes.isEmpty)
+        let unreadable = try #require(line.unreadable?.first)
+        #expect(line.unreadable?.count == 1 && unreadable.format == "MRZ" && unreadable.field == "dateOfBirth")
+        #expect(!json.stdout.contains("740812") && !json.stdout.contains("ERIKSSON"))
+        let text = try await CLIRunner.run(["scan", "--symbologies", "MRZ", fixture])
+        #expect(text.stdout == "\(fixture): MRZ unreadable (dateOfBirth): \(unreadable.message)\n")
+    }
+
     @Test("each corrupt file gets its own error, the good ones still scan, and the exit status is 1")
     func corruptFilesDoNotStopTheBatch() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scan-corrupt-\(UUID())")

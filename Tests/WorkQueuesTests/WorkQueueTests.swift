@@ -68,19 +68,21 @@ struct WorkQueueTests {
     }
 }
 
-@Suite("Waiting for work", .timeLimit(.minutes(1)))
+/// The bounds are far from the expected times (milliseconds, 2 s): on 2 cores the whole suite keeps both busy for
+/// about 100 s, and a test may wait its turn for tens of seconds. What each bound tells apart stays apart.
+@Suite("Waiting for work", .timeLimit(.minutes(5)))
 struct WaitForWorkTests {
     @Test("an idle worker wakes when work is queued, long before any lease runs out")
     func wakesOnEnqueue() async throws {
         try await withFreshQueue { queue in
             let batch = try await queue.createBatch(.stream)
             try await queue.enqueue([NewWorkItem(job: "held", group: nil)], batch: batch)
-            _ = try await queue.claim(owner: "a", limit: 1, lease: .seconds(60))
+            _ = try await queue.claim(owner: "a", limit: 1, lease: .seconds(900))
             let clock = ContinuousClock(), start = clock.now
             async let waited: Void = queue.waitForWork()
             try await queue.enqueue([NewWorkItem(job: "new", group: nil)], batch: batch)
             try await waited
-            #expect(clock.now - start < .seconds(30), "woken by the new item, not by the lease's end")
+            #expect(clock.now - start < .seconds(240), "woken by the new item, not by the lease's end (900 s)")
             #expect(try await queue.claim(owner: "b", limit: 5, lease: .seconds(60)).map(\.job) == ["new"])
         }
     }
@@ -94,7 +96,7 @@ struct WaitForWorkTests {
             let clock = ContinuousClock(), start = clock.now
             try await queue.waitForWork()
             let waited = clock.now - start
-            #expect(waited > .milliseconds(1500) && waited < .seconds(20), "\(waited)")
+            #expect(waited > .milliseconds(1500) && waited < .seconds(120), "\(waited)")
             #expect(try await queue.claim(owner: "b", limit: 5, lease: .seconds(60)).map(\.job) == ["held"])
         }
     }
@@ -104,7 +106,7 @@ struct WaitForWorkTests {
         try await withFreshQueue { queue in
             let clock = ContinuousClock(), start = clock.now
             try await queue.waitForWork()
-            #expect(clock.now - start < .seconds(5))
+            #expect(clock.now - start < .seconds(60))
         }
     }
 }
