@@ -162,7 +162,7 @@ let package = Package(
         .target(name: "BlockingWaits", path: "Tests/Helpers/BlockingWaits"),
         .testTarget(
             name: "TransactionStoreTests",
-            dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport", "BlockingWaits", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport", "BlockingWaits", "SeededRandom", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(

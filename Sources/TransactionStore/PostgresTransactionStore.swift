@@ -326,19 +326,25 @@ public final class PostgresTransactionStore: TransactionStore {
         let sealing = sealing
         return try await withConnection { connection in
             var rows: [(String, String, Date, Date, Date?)] = []
-            // NULL parameters switch their condition off: one statement for every combination.
-            for try await row in try await connection.query("""
-                SELECT id, submission_status, updated_at, expires_at, purged_at FROM transactions
+            var lastMicroseconds: Int64 = 0
+            // NULL parameters switch their condition off: one statement for every combination. The cursor's time is
+            // compared in whole microseconds, as stored (a Date in between could round a row out or in).
+            for try await (id, status, updated, expires, purged, microseconds) in try await connection.query("""
+                SELECT id, submission_status, updated_at, expires_at, purged_at,
+                       (extract(epoch FROM updated_at) * 1000000)::int8 FROM transactions
                 WHERE (\(status?.rawValue)::text IS NULL OR submission_status = \(status?.rawValue))
                 AND (\(search)::text IS NULL OR strpos(id, \(search)) > 0)
-                AND (\(cursor?.updatedAt)::timestamptz IS NULL OR (updated_at, id) < (\(cursor?.updatedAt), \(cursor?.id)))
+                AND (\(cursor?.time.microseconds)::int8 IS NULL
+                     OR (updated_at, id) < (to_timestamp(0) + \(cursor?.time.microseconds)::int8 * interval '1 microsecond', \(cursor?.id)))
                 ORDER BY updated_at DESC, id DESC LIMIT \(limit + 1)
-                """, logger: self.logger).decode((String, String, Date, Date, Date?).self) {
-                rows.append(row)
+                """, logger: self.logger).decode((String, String, Date, Date, Date?, Int64).self) {
+                if rows.count < limit { lastMicroseconds = microseconds }
+                rows.append((id, status, updated, expires, purged))
             }
             let page = Array(rows.prefix(limit))
             let summaries = try await Self.summaries(connection, page, sealing, logger: self.logger)
-            let next = rows.count > limit ? page.last.map { TransactionCursor(updatedAt: $0.2, id: $0.0) } : nil
+            let next = rows.count > limit
+                ? page.last.map { TransactionCursor(time: BoundedTime(microseconds: lastMicroseconds) ?? BoundedTime(microseconds: 0)!, id: $0.0) } : nil
             return TransactionPage(transactions: summaries, next: next)
         }
     }

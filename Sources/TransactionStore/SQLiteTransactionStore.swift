@@ -441,6 +441,19 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
+    /// A time as GRDB stores a date (`yyyy-MM-dd HH:mm:ss.SSS`, UTC), in whole milliseconds by integer arithmetic:
+    /// a Date in between could format a millisecond early and skip the rows of the cursor's own millisecond.
+    static func storedText(_ time: BoundedTime) -> String {
+        let milliseconds = min((time.microseconds + 500) / 1000, 253_402_300_799_999)   // never past 9999 (text order)
+        let seconds = milliseconds / 1000
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second],
+                                            from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02d.%03d", parts.year!, parts.month!, parts.day!, parts.hour!,
+                      parts.minute!, parts.second!, Int(milliseconds % 1000))
+    }
+
     public func transactions(status: DocumentSubmissionStatus?, search: String?, limit: Int,
                              after cursor: TransactionCursor?) async throws(StoreError) -> TransactionPage {
         let sealing = sealing
@@ -448,7 +461,10 @@ public final class SQLiteTransactionStore: TransactionStore {
             var conditions: [SQL] = []
             if let status { conditions.append("submissionStatus = \(status)") }
             if let search, !search.isEmpty { conditions.append("instr(id, \(search)) > 0") }
-            if let cursor { conditions.append("(updatedAt < \(cursor.updatedAt) OR (updatedAt = \(cursor.updatedAt) AND id < \(cursor.id)))") }
+            if let cursor {
+                let at = Self.storedText(cursor.time)
+                conditions.append("(updatedAt < \(at) OR (updatedAt = \(at) AND id < \(cursor.id)))")
+            }
             let filter: SQL = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             let rows = try SQLRequest<TransactionRow>(literal: """
                 SELECT * FROM transactions \(filter) ORDER BY updatedAt DESC, id DESC LIMIT \(limit + 1)

@@ -264,26 +264,47 @@ public protocol TransactionStore: Sendable {
 
 /// Where a page of the transaction list ends: its last transaction's update time and id.
 public struct TransactionCursor: Sendable, Equatable {
-    public var updatedAt: Date
+    /// The last row's time, to the microsecond a store keeps (PostgreSQL keeps microseconds; a cursor in
+    /// milliseconds skipped and repeated rows there).
+    public var time: BoundedTime
     public var id: String
 
-    public init(updatedAt: Date, id: String) {
-        self.updatedAt = updatedAt
+    public var updatedAt: Date { time.date }
+
+    public init(time: BoundedTime, id: String) {
+        self.time = time
         self.id = id
     }
 
-    /// As an API passes it (`after=`): milliseconds since 1970 and the id, base64url.
+    /// A row's time; times outside `BoundedTime` (which no store writes) are clamped to its ends.
+    public init(updatedAt: Date, id: String) {
+        let microseconds = updatedAt.timeIntervalSince1970 * 1_000_000
+        let clamped = microseconds.isFinite ? min(max(microseconds.rounded(), 0), Double(BoundedTime.microsecondRange.upperBound)) : 0
+        self.init(time: BoundedTime(microseconds: Int64(clamped))!, id: id)
+    }
+
+    /// As an API passes it (`after=`): `u`, microseconds since 1970, `|` and the id, base64url.
     public var text: String {
-        Data("\(Int64((updatedAt.timeIntervalSince1970 * 1000).rounded()))|\(id)".utf8).base64EncodedString()
+        Data("u\(time.microseconds)|\(id)".utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
+    /// Any text a client sends: nil unless it is a cursor whose time `BoundedTime` holds (earlier releases' cursors,
+    /// in milliseconds without the `u`, are read too).
     public init?(text: String) {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard text.count <= 512, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
-              let bar = decoded.firstIndex(of: "|"), let milliseconds = Int64(decoded[..<bar]) else { return nil }
-        self.init(updatedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), id: String(decoded[decoded.index(after: bar)...]))
+              let bar = decoded.firstIndex(of: "|") else { return nil }
+        let number = decoded[..<bar]
+        let microseconds: Int64?
+        if number.hasPrefix("u") {
+            microseconds = Int64(number.dropFirst())
+        } else {
+            microseconds = Int64(number).flatMap { $0.multipliedReportingOverflow(by: 1000).overflow ? nil : $0 * 1000 }
+        }
+        guard let microseconds, let time = BoundedTime(microseconds: microseconds) else { return nil }
+        self.init(time: time, id: String(decoded[decoded.index(after: bar)...]))
     }
 }
 

@@ -68,10 +68,12 @@ public enum Timestamp {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
     }
 
+    /// The time `text` gives, when it is one a store can hold (`BoundedTime`: 1970 to 9999).
     public static func date(_ text: String) -> Date? {
         // Not a timestamp with fractions: the other form is tried next.
-        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt).parse(text))
+        let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt).parse(text))
             ?? (try? Date.ISO8601FormatStyle(timeZone: .gmt).parse(text))
+        return date.flatMap(BoundedTime.init).map(\.date)
     }
 
     static func decode<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, _ key: Key) throws -> Date {
@@ -81,4 +83,28 @@ public enum Timestamp {
         }
         return date
     }
+}
+
+/// A time every store can hold and every client can send back: whole microseconds since 1970, up to the end of
+/// 9999. Times that come from outside (an input's `createdAt`, an API cursor) are made one before they reach a
+/// store, so none can overflow a database's date encoding (PostgreSQL's is microseconds in 64 bits).
+public struct BoundedTime: Sendable, Hashable, Comparable {
+    public static let microsecondRange: ClosedRange<Int64> = 0...253_402_300_799_999_999
+
+    public let microseconds: Int64
+
+    public init?(microseconds: Int64) {
+        guard Self.microsecondRange.contains(microseconds) else { return nil }
+        self.microseconds = microseconds
+    }
+
+    public init?(_ date: Date) {
+        let value = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        guard value.isFinite, value >= 0, value <= Double(Self.microsecondRange.upperBound) else { return nil }
+        self.init(microseconds: Int64(value))
+    }
+
+    public var date: Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
+
+    public static func < (a: BoundedTime, b: BoundedTime) -> Bool { a.microseconds < b.microseconds }
 }

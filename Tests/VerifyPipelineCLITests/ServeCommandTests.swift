@@ -89,6 +89,32 @@ struct ServeCommandTests {
         return (store, values)
     }
 
+    /// A forged `after=` cursor whose time no store can hold (milliseconds of 2^63 - 1 trapped PostgreSQL's date
+    /// encoding and killed the process) is a 400; one at the far end of what a store holds reads an empty page.
+    @Test("a forged cursor is a 400 on both stores, and serve goes on", arguments: SampleStore.allCases)
+    func forgedCursor(_ kind: SampleStore) async throws {
+        let folder = try temporaryFolder("serve-cursor")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try await kind.fresh(folder, "s")
+        let run = try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"])
+        #expect(run.status == 1, "\(run.stderr)")
+        let serve = try await ServeProcess(["--store", store])
+        func cursor(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        }
+        for forged in ["9223372036854775807|x", "u9223372036854775807|x", "-9223372036854775808|x", "u-1|x", "u253402300800000000|x"] {
+            for path in ["/api/transactions?after=", "/?after="] {
+                let answer = try await serve.get(path + cursor(forged))
+                #expect(answer.status == 400, "\(kind) \(path)\(forged): \(answer.status)")
+            }
+        }
+        let farthest = try await serve.get("/api/transactions?after=" + cursor("u253402300799999999|~"))
+        #expect(farthest.status == 200 && farthest.body.contains("txn-batch-001"), "every sample transaction comes before the end of 9999")
+        #expect(try await serve.get("/healthz").status == 200, "still up")
+        #expect(await serve.stop())
+    }
+
     @Test("every route against the sample batch's store: the API equals status --json, /metrics matches the run, no page shows a value")
     func routes() async throws {
         let folder = try temporaryFolder("serve-routes")

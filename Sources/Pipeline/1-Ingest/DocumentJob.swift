@@ -88,13 +88,27 @@ struct DocumentJob: Sendable, Codable {
         DocumentInput(sequence: sequence, inputId: inputId, source: source, type: type, group: inputGroup, queueItem: queueItem)
     }
 
+    /// How far ahead of this machine's clock an input's `createdAt` may be (another machine's clock).
+    static let clockSkew: TimeInterval = 300
+
     /// The transaction this job's QR opens when it is the first of its transaction: the input's own
-    /// timestamps when it gives them, else now and the policy's lifetime.
-    func newTransaction(_ qr: VerificationQR, configuration: PipelineConfiguration, now: Date) -> NewTransaction {
+    /// timestamps when it gives them, else now and the policy's lifetime. The input's are its sender's word, and
+    /// bounded: a `createdAt` more than `clockSkew` ahead of now, or an `expiresAt` not after the creation or
+    /// beyond the policy's `transactionLifetime` of it, refuses the document (such a transaction would never
+    /// expire, never be purged by age, and stay at the top of every list).
+    func newTransaction(_ qr: VerificationQR, configuration: PipelineConfiguration, now: Date) throws(DocumentFailure) -> NewTransaction {
         let created = createdAt ?? now
+        guard created <= now.addingTimeInterval(Self.clockSkew) else {
+            throw DocumentFailure(.initiateDocumentTransactionError, "createdAt is more than \(Int(Self.clockSkew)) s ahead of this machine's clock")
+        }
+        let latest = created.addingTimeInterval(configuration.transactionLifetime)
+        let expires = expiresAt ?? latest
+        guard expires > created, expires <= latest else {
+            throw DocumentFailure(.initiateDocumentTransactionError,
+                                  "expiresAt must fall after createdAt and within the policy's transactionLifetime of it")
+        }
         return NewTransaction(id: qr.transactionId, verificationCode: qr.verificationCode, envId: qr.envId,
-                              policy: configuration.documents, createdAt: created,
-                              expiresAt: expiresAt ?? created.addingTimeInterval(configuration.transactionLifetime))
+                              policy: configuration.documents, createdAt: created, expiresAt: expires)
     }
 }
 

@@ -98,10 +98,10 @@ struct Intake: Sendable {
             let input = job.input(queueItem: queueItem)
             if case .qr(let qr) = job.identity {
                 do {
-                    _ = try await store.openTransaction(job.newTransaction(qr, configuration: configuration, now: now()))
+                    _ = try await store.openTransaction(try job.newTransaction(qr, configuration: configuration, now: now()))
                     await touched.add(qr.transactionId)
                 } catch {
-                    try await outlets.report.send(DocumentOutcome(input: input, transactionId: nil, failure: DocumentFailure(error)))
+                    try await outlets.report.send(DocumentOutcome(input: input, transactionId: nil, failure: DocumentFailure(any: error)))
                     return
                 }
             }

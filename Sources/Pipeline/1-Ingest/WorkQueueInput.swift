@@ -95,9 +95,9 @@ public struct Enqueuer: Sendable {
         case .success(let job):
             if case .qr(let qr) = job.identity {
                 do {
-                    _ = try await store.openTransaction(job.newTransaction(qr, configuration: configuration, now: Date()))
+                    _ = try await store.openTransaction(try job.newTransaction(qr, configuration: configuration, now: Date()))
                 } catch {
-                    pending.refused.append(DocumentOutcome(input: job.input(), transactionId: nil, failure: DocumentFailure(error)))
+                    pending.refused.append(DocumentOutcome(input: job.input(), transactionId: nil, failure: DocumentFailure(any: error)))
                     return
                 }
             }

@@ -45,15 +45,17 @@ struct TrackStage: Sendable {
 
     func callAsFunction(_ parsed: ParsedDocument, input: DocumentInput) async throws(DocumentFailure) -> TrackedDocument {
         let time = now()
+        switch parsed {
+        case .skip(let job, let reference): try await open(reference, job: job, at: time)
+        case .document(let document): try await open(document.transaction, job: document.job, at: time)
+        }
         do throws(StoreError) {
             switch parsed {
             case .skip(let job, let reference):
-                try await open(reference, job: job, at: time)
                 let (updated, _) = try await store.apply(.skip, to: job.type, of: reference.id, reason: "skipped by \(job.source)", at: time)
                 await signals.statusChanged(updated)
                 return .finished(responses.outcome(input, type: job.type, documentId: nil, fields: DocumentFields(), updated, skipped: true))
             case .document(let document):
-                try await open(document.transaction, job: document.job, at: time)
                 return try await record(document, input: input, at: time)
             }
         } catch {
@@ -64,9 +66,14 @@ struct TrackStage: Sendable {
     /// Transactions named by QR text were opened at ingest; one read from an image is opened here (the store
     /// checks its verification code against the one it was opened with). Anything else must exist already:
     /// collect and apply refuse an unknown transaction.
-    private func open(_ reference: TransactionReference, job: DocumentJob, at time: Date) async throws(StoreError) {
+    private func open(_ reference: TransactionReference, job: DocumentJob, at time: Date) async throws(DocumentFailure) {
         if case .read(let qr) = reference {
-            _ = try await store.openTransaction(job.newTransaction(qr, configuration: configuration, now: time))
+            let transaction = try job.newTransaction(qr, configuration: configuration, now: time)
+            do throws(StoreError) {
+                _ = try await store.openTransaction(transaction)
+            } catch {
+                throw DocumentFailure(error)
+            }
         }
         await touched.add(reference.id)
     }

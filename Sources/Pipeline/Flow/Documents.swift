@@ -42,6 +42,15 @@ public struct DocumentFailure: CodedError, Equatable {
         message = error.message
     }
 
+    /// A failure of any coded kind as it is; anything else (which no stage throws) as a store error's code.
+    init(any error: any Error) {
+        if let error = error as? any CodedError {
+            self.init(error)
+        } else {
+            self.init(.initiateDocumentTransactionError, "the transaction could not be opened")
+        }
+    }
+
     /// The same failure, its message prefixed with where it happened ("back image: ...").
     init(_ error: some CodedError, context: String) {
         code = error.failureCode
