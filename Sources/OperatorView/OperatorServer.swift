@@ -19,9 +19,11 @@ public enum OperatorServer {
     }
 
     /// The server, listening on `bind`; `token` (from the environment) is required of every request but `/healthz`
-    /// when given, and must be given for an address other than loopback. `running` learns the port it listens on.
+    /// when given, and must be given for an address other than loopback. `running` learns the port it listens on;
+    /// `option` names where the address came from, for the error when it cannot listen.
     public static func make(_ routes: Routes, store: any TransactionStore, bind: BindAddress, token: String?, logger: Logger,
-                            running: @escaping @Sendable (Int) async -> Void = { _ in }) throws(OperatorViewError) -> any Service {
+                            option: String = "--bind",
+                            running: @escaping @Sendable (Int) async -> Void = { _ in }) throws(OperatorViewError) -> ListeningServer {
         guard bind.isLoopback || token != nil else {
             throw OperatorViewError("binding \(bind) (not loopback) needs a bearer token: name the variable holding it with --token-env")
         }
@@ -38,8 +40,14 @@ public enum OperatorServer {
         if case .all = routes { view.addPages(to: router) }
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .warning)
-        return Application(router: router, configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil),
-                           onServerRunning: { channel in await running(channel.localAddress?.port ?? bind.port) }, logger: quiet)
+        let listener = ListeningServer(bind: bind, what: option)
+        listener.attach(Application(router: router, configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil),
+                                    onServerRunning: { channel in
+                                        let port = channel.localAddress?.port ?? bind.port
+                                        listener.started(port: port)
+                                        await running(port)
+                                    }, logger: quiet))
+        return listener
     }
 }
 

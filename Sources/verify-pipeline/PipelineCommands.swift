@@ -92,7 +92,8 @@ struct PipelineOptions: ParsableArguments {
         guard let metricsBind else { return [] }
         let address = try listen.address(metricsBind, option: "--metrics-bind")
         do {
-            return [try OperatorServer.make(.metrics, store: store, bind: address, token: try listen.token(), logger: logger) { port in
+            return [try OperatorServer.make(.metrics, store: store, bind: address, token: try listen.token(), logger: logger,
+                                            option: "--metrics-bind") { port in
                 ListenOptions.announce("metrics", address, port: port)
             }]
         } catch let error as OperatorViewError {
@@ -191,7 +192,9 @@ struct PipelineOptions: ParsableArguments {
                       shutdownGrace: Duration, logger: Logger, alongside: [any Service] = []) async throws -> RunSummary {
         let progress = showProgress ? ProgressBar() : nil
         let stop = StopSignal()
-        let service = PipelineService(runner: runner, input: input, stop: stop) { outcome, state in
+        // A server beside the run listens before any input is read: a busy port ends the command at once.
+        let listeners = alongside.compactMap { $0 as? ListeningServer }
+        let service = PipelineService(runner: runner, input: input, stop: stop, listeners: listeners) { outcome, state in
             // A result that cannot be written (a full disk) stops the intake as SIGTERM would: documents in flight
             // finish, and `finish()` reports the error with exit 2.
             if await !output.write(outcome) { stop.stop() }
@@ -217,7 +220,7 @@ struct PipelineOptions: ParsableArguments {
             throw ExitCode(2)
         }
         guard let summary = service.summary else {
-            CommandOutput.fail(service.inputFailure ?? "the run did not finish")
+            CommandOutput.fail(listeners.lazy.compactMap(\.failure).first?.description ?? service.inputFailure ?? "the run did not finish")
             throw ExitCode(2)
         }
         return summary
@@ -268,13 +271,16 @@ final class PipelineService: Service, Sendable {
     let emit: @Sendable (DocumentOutcome, RunProgress) async -> Void
     /// Ends the intake: on SIGINT/SIGTERM, or when the caller says so.
     let stop: StopSignal
+    /// Servers that must listen before the intake reads anything.
+    let listeners: [ListeningServer]
     private let result = Mutex<(RunSummary?, String?)>((nil, nil))
 
-    init(runner: PipelineRunner, input: PipelineInput, stop: StopSignal,
+    init(runner: PipelineRunner, input: PipelineInput, stop: StopSignal, listeners: [ListeningServer] = [],
          emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void) {
         self.runner = runner
         self.input = input
         self.stop = stop
+        self.listeners = listeners
         self.emit = emit
     }
 
@@ -282,6 +288,12 @@ final class PipelineService: Service, Sendable {
     var inputFailure: String? { result.withLock { $0.1 } }
 
     func run() async throws {
+        for listener in listeners {
+            if case .failure(let error) = await listener.listening() {
+                result.withLock { $0.1 = error.description }
+                return
+            }
+        }
         let stop = stop
         await withGracefulShutdownHandler {
             do throws(DocumentFailure) {

@@ -80,7 +80,14 @@ extension VerifyPipeline {
                 }
                 let group = ServiceGroup(configuration: .init(services: [.init(service: server)],
                                                               gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-                try await group.run()
+                do {
+                    try await group.run()
+                } catch {
+                    // A port in use or not ours to take: one line, exit 2, as every configuration error.
+                    guard let failure = server.failure else { throw error }
+                    CommandOutput.fail(failure.description)
+                    throw ExitCode(2)
+                }
             }
         }
     }
