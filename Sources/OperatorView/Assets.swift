@@ -49,9 +49,15 @@ enum Assets {
           if (!rows) return;
           const params = new URLSearchParams(location.search);
           if (params.has("after")) return; // an older page stays as it was served
-          const list = new URLSearchParams({ limit: "25" });
+          // As many rows as the server rendered (the dashboard's page size), so a poll never drops any.
+          const list = new URLSearchParams({ limit: rows.dataset.limit || "50" });
           if (params.get("state")) list.set("state", params.get("state"));
           if (params.get("search")) list.set("search", params.get("search"));
+          // Control and bidirectional characters shown as \\u{..}, as the server's pages and `status` show them.
+          function visible(text) {
+            return String(text).replace(/[\\u0000-\\u001f\\u007f-\\u009f\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]/g,
+              (c) => "\\\\u{" + c.charCodeAt(0).toString(16).toUpperCase() + "}");
+          }
           function cell(row, text, className) {
             const td = document.createElement("td");
             if (className) { const span = document.createElement("span"); span.className = className; span.textContent = text; td.appendChild(span); }
@@ -77,7 +83,7 @@ enum Assets {
                 const row = document.createElement("tr");
                 const link = document.createElement("a");
                 link.href = "/transactions/" + encodeURIComponent(transaction.transactionId);
-                link.textContent = transaction.transactionId;
+                link.textContent = visible(transaction.transactionId);
                 cell(row, "").appendChild(link);
                 cell(row, transaction.documentSubmissionStatus, "status status-" + transaction.documentSubmissionStatus);
                 const documents = cell(row, "");

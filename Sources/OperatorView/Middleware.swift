@@ -36,8 +36,11 @@ struct BearerToken<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.uri.path == "/healthz" { return try await next(request, context) }
-        let given = Array(request.headers[.authorization]?.utf8 ?? "".utf8)
-        let expected = Array("Bearer ".utf8) + token
+        // The scheme's name is case-insensitive (RFC 7235); the token is compared byte for byte.
+        let header = request.headers[.authorization] ?? ""
+        let scheme = header.prefix { $0 != " " }
+        let given = scheme.lowercased() == "bearer" ? Array(header.dropFirst(scheme.count).drop { $0 == " " }.utf8) : []
+        let expected = token
         // The same time whatever the first differing byte: the comparison tells nothing about the token.
         var difference = UInt8(given.count == expected.count ? 0 : 1)
         for index in expected.indices { difference |= expected[index] ^ (index < given.count ? given[index] : 0) }
@@ -48,5 +51,35 @@ struct BearerToken<Context: RequestContext>: RouterMiddleware {
             return response
         }
         return try await next(request, context)
+    }
+}
+
+/// Without a token, on a loopback bind: only requests that name this machine (`Host: localhost`, a loopback
+/// address, or the bind's host) are answered. A web page's script on a name that DNS rebinds to 127.0.0.1 sends
+/// its own name, and gets 421 instead of the API.
+struct LoopbackHost<Context: RequestContext>: RouterMiddleware {
+    let bindHost: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let authority = request.head.authority ?? ""
+        guard Self.namesThisMachine(authority, bindHost: bindHost) else {
+            var response = Response(status: .misdirectedRequest,
+                                    body: .init(byteBuffer: ByteBuffer(string: "this server answers only to localhost or a loopback address\n")))
+            response.headers[.contentType] = "text/plain; charset=utf-8"
+            return response
+        }
+        return try await next(request, context)
+    }
+
+    static func namesThisMachine(_ authority: String, bindHost: String) -> Bool {
+        var host = Substring(authority)
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            host = host[host.index(after: host.startIndex)..<close]
+        } else if let colon = host.lastIndex(of: ":"), host.firstIndex(of: ":") == colon {
+            host = host[..<colon]
+        }
+        let name = host.lowercased()
+        return name == "localhost" || name == bindHost.lowercased() || BindAddress.isLoopbackLiteral(name)
     }
 }

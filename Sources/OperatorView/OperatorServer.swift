@@ -29,7 +29,11 @@ public enum OperatorServer {
         }
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: SecurityHeaders())
-        if let token { router.add(middleware: BearerToken(token: Array(token.utf8))) }
+        if let token {
+            router.add(middleware: BearerToken(token: Array(token.utf8)))
+        } else {
+            router.add(middleware: LoopbackHost(bindHost: bind.host))
+        }
         let view: View
         do {
             view = View(store: store, pages: try Pages())
@@ -65,6 +69,7 @@ struct View: Sendable {
 
     func addHealthAndMetrics(to router: Router<BasicRequestContext>) {
         router.get("/healthz") { _, _ in Self.respond("ok\n", "text/plain; charset=utf-8") }
+        router.head("/healthz") { _, _ in Self.respond("", "text/plain; charset=utf-8") }
         router.get("/readyz") { _, _ in
             do throws(StoreError) {
                 _ = try await store.overview(collectedSince: Date())
@@ -85,12 +90,11 @@ struct View: Sendable {
             let overview = try await store.overview(collectedSince: now.addingTimeInterval(-Self.rateWindow))
             let page = try await store.transactions(status: query.state, search: query.search, limit: query.limit, after: query.after)
             let html = pages.dashboard(overview, perMinute: Self.perMinute(overview), page: page,
-                                       state: query.state, search: query.search)
+                                       state: query.state, search: query.search, limit: query.limit)
             return Self.respond(html, Self.html)
         }
         router.get("/transactions/{id}") { _, context in
-            let id = try Self.id(context)
-            guard let report = try await store.report(id: id) else {
+            guard let id = try Self.id(context), let report = try await store.report(id: id) else {
                 return Self.respond("<!doctype html><title>Not found</title><p>No such transaction.</p>\n", Self.html, status: .notFound)
             }
             return Self.respond(pages.transaction(report), Self.html)
@@ -104,8 +108,7 @@ struct View: Sendable {
             return Self.respond(body, Self.json)
         }
         router.get("/api/transactions/{id}") { _, context in
-            let id = try Self.id(context)
-            guard let report = try await store.report(id: id) else {
+            guard let id = try Self.id(context), let report = try await store.report(id: id) else {
                 return Self.respond("{\"error\":\"no such transaction\"}\n", Self.json, status: .notFound)
             }
             return Self.respond(StatusJSON.report(report) + "\n", Self.json)
@@ -142,6 +145,10 @@ struct View: Sendable {
         }
         if let search = parameters.get("search"), !search.isEmpty {
             guard search.count <= 128 else { throw HTTPError(.badRequest, message: "search is at most 128 characters") }
+            // No id holds one, and PostgreSQL text cannot: a NUL would be a 503 there and cut the search on SQLite.
+            guard !search.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw HTTPError(.badRequest, message: "search must not contain control characters")
+            }
             query.search = search
         }
         if let limit = parameters.get("limit") {
@@ -155,9 +162,11 @@ struct View: Sendable {
         return query
     }
 
-    static func id(_ context: BasicRequestContext) throws -> String {
+    /// The id in the path; nil for one no store can hold (a NUL), which is then no such transaction.
+    static func id(_ context: BasicRequestContext) throws -> String? {
         let raw = try context.parameters.require("id")
-        return raw.removingPercentEncoding ?? raw
+        let id = raw.removingPercentEncoding ?? raw
+        return id.contains("\u{0}") ? nil : id
     }
 
     static func respond(_ text: String, _ type: String, status: HTTPResponse.Status = .ok) -> Response {

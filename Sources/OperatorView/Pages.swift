@@ -1,9 +1,11 @@
 import Foundation
 import Mustache
 import TransactionStore
+import TransactionViews
 import VerifyModel
 
-/// The two HTML pages, rendered on the server from embedded Mustache templates (`{{ }}` escapes every value);
+/// The two HTML pages, rendered on the server from embedded Mustache templates (`{{ }}` escapes every value; text
+/// from the store shows its control and bidirectional characters as `\u{..}`, as `status` does);
 /// the dashboard's script then keeps its counts and table current. Which keys a document has is shown, never
 /// their values: the store's reports carry none.
 struct Pages: Sendable {
@@ -17,7 +19,7 @@ struct Pages: Sendable {
 
     /// `/`: counts by status, documents per minute, the latest transactions (filtered, searched).
     func dashboard(_ overview: StoreOverview, perMinute: Double, page: TransactionPage, state: DocumentSubmissionStatus?,
-                   search: String?) -> String {
+                   search: String?, limit: Int) -> String {
         let total = overview.transactions.values.reduce(0, +)
         let counts = DocumentSubmissionStatus.allCases.map { status -> [String: Any] in
             ["status": status.rawValue, "count": overview.transactions[status] ?? 0]
@@ -28,7 +30,7 @@ struct Pages: Sendable {
         // A key left out is false to Mustache; an empty string is not.
         var context: [String: Any] = [
             "total": total, "counts": counts, "perMinute": String(format: "%.1f", perMinute), "states": states,
-            "search": search ?? "", "rows": page.transactions.map(Self.row), "empty": page.transactions.isEmpty,
+            "search": search ?? "", "rows": page.transactions.map(Self.row), "empty": page.transactions.isEmpty, "limit": limit,
         ]
         if let next = page.next { context["next"] = Self.query(state: state, search: search, after: next) }
         return dashboard.render(context)
@@ -43,21 +45,21 @@ struct Pages: Sendable {
                 "policy": transaction.policy[type]!.rawValue,
                 "documents": report.documents.filter { $0.type == type }.map { document -> [String: Any] in
                     var row: [String: Any] = [
-                        "id": document.id, "source": document.source, "keys": document.keys.map(\.rawValue).joined(separator: ", "),
+                        "id": document.id, "source": document.source.escapingControls, "keys": document.keys.map(\.rawValue).joined(separator: ", "),
                         "submission": document.submission.map { "\($0.outcome.rawValue), \($0.attempts) attempt\($0.attempts == 1 ? "" : "s")" }
                             ?? "not submitted",
                     ]
-                    if let error = document.submission?.error { row["error"] = error }
+                    if let error = document.submission?.error { row["error"] = error.escapingControls }
                     return row
                 },
             ]
         }
         let history = report.history.map { step -> [String: Any] in
             ["at": Timestamp.string(step.at), "subject": step.documentType?.rawValue ?? "transaction", "from": step.from, "to": step.to,
-             "reason": step.reason, "isTransaction": step.documentType == nil]
+             "reason": step.reason.escapingControls, "isTransaction": step.documentType == nil]
         }
         var context: [String: Any] = [
-            "id": transaction.id, "status": transaction.state.submissionStatus.rawValue,
+            "id": transaction.id.escapingControls, "status": transaction.state.submissionStatus.rawValue,
             "created": Timestamp.string(transaction.createdAt), "updated": Timestamp.string(transaction.updatedAt),
             "expires": Timestamp.string(transaction.expiresAt), "expired": now > transaction.expiresAt,
             "data": report.data.rawValue, "documents": documents, "history": history,
@@ -68,7 +70,7 @@ struct Pages: Sendable {
 
     static func row(_ summary: TransactionSummary) -> [String: Any] {
         [
-            "id": summary.id, "href": href(summary.id), "status": summary.status.rawValue, "data": summary.data.rawValue,
+            "id": summary.id.escapingControls, "href": href(summary.id), "status": summary.status.rawValue, "data": summary.data.rawValue,
             "updated": Timestamp.string(summary.updatedAt),
             "documents": summary.documents.keys.sorted().map { ["type": $0.rawValue, "status": summary.documents[$0]!.rawValue] },
         ]
@@ -125,7 +127,7 @@ struct Pages: Sendable {
         </form>
         <table class="transactions">
           <thead><tr><th>Transaction</th><th>Status</th><th>Documents</th><th>Data</th><th>Updated</th></tr></thead>
-          <tbody id="rows">
+          <tbody id="rows" data-limit="{{limit}}">
           {{#rows}}<tr><td><a href="{{href}}">{{id}}</a></td><td><span class="status status-{{status}}">{{status}}</span></td><td>{{#documents}}<span class="doc doc-{{status}}">{{type}} {{status}}</span> {{/documents}}</td><td>{{data}}</td><td><time>{{updated}}</time></td></tr>
           {{/rows}}
           </tbody>

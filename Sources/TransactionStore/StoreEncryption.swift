@@ -20,6 +20,10 @@ public struct KeyEncryptionKey: @unchecked Sendable {   // SymmetricKey is immut
         guard let bytes, bytes.count == 32 else {
             throw .cannotOpen("\(variable) must hold a 256-bit key: 32 random bytes in base64 (openssl rand -base64 32) or 64 hex digits")
         }
+        // One byte 32 times (all zeros, a placeholder) is no secret: random bytes are never that.
+        guard Set(bytes).count > 1 else {
+            throw .cannotOpen("\(variable) holds one byte repeated, not a key: use 32 random bytes (openssl rand -base64 32)")
+        }
         return KeyEncryptionKey(key: SymmetricKey(data: bytes), variable: variable)
     }
 

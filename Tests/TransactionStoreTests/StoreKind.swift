@@ -42,5 +42,7 @@ let testKey = key(fill: 0x3C)
 let otherKey = key(fill: 0xA5)
 
 func key(fill: UInt8, variable: String = "TEST_STORE_KEY") -> KeyEncryptionKey {
-    try! KeyEncryptionKey.from(variable: variable, environment: [variable: Data(repeating: fill, count: 32).base64EncodedString()])!
+    // 32 different bytes from `fill` (a key of one repeated byte is refused).
+    let bytes = Data((0..<32).map { UInt8(truncatingIfNeeded: Int(fill) &+ $0 &* 37) })
+    return try! KeyEncryptionKey.from(variable: variable, environment: [variable: bytes.base64EncodedString()])!
 }

@@ -92,11 +92,13 @@ struct AtRestCommandTests {
         let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
         #expect(try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"]).status == 1)
         let before = try await Self.rows(store)
-        let wrong = Data(repeating: 7, count: 32).base64EncodedString()
+        let wrong = Data((0..<32).map { UInt8(truncatingIfNeeded: 7 &+ $0 &* 37) }).base64EncodedString()
         for (environment, arguments, message) in [
             (["VERIFY_PIPELINE_STORE_KEY": wrong], ["run", Self.samples], "the key in VERIFY_PIPELINE_STORE_KEY does not open"),
             (["VERIFY_PIPELINE_STORE_KEY": ""], ["run", Self.samples], "VERIFY_PIPELINE_STORE_KEY is not set"),
             (["VERIFY_PIPELINE_STORE_KEY": "c2hvcnQ="], ["run", Self.samples], "must hold a 256-bit key"),
+            (["VERIFY_PIPELINE_STORE_KEY": Data(count: 32).base64EncodedString()], ["run", Self.samples], "holds one byte repeated, not a key"),
+            (["VERIFY_PIPELINE_STORE_KEY": String(repeating: "ab", count: 32)], ["status"], "holds one byte repeated, not a key"),
             (["VERIFY_PIPELINE_STORE_KEY": ""], ["status"], "is encrypted: set VERIFY_PIPELINE_STORE_KEY"),
             (["VERIFY_PIPELINE_STORE_KEY": wrong], ["status", "txn-batch-001"], "does not open"),
         ] {
@@ -140,7 +142,7 @@ struct AtRestCommandTests {
         #expect(try await CLIRunner.run(["status", "--store", store]).stdout.contains(" sealed "))
         #expect(try await CLIRunner.run(["store", "encrypt", "--store", store]).stderr.contains("encrypted already"))
 
-        let newKey = Data(repeating: 0x42, count: 32).base64EncodedString()
+        let newKey = Data((0..<32).map { UInt8(truncatingIfNeeded: 0x42 &+ $0 &* 37) }).base64EncodedString()
         let rotate = try await CLIRunner.run(["store", "rotate-key", "--new-key-env", "NEW_TEST_KEY", "--store", store],
                                              environment: ["NEW_TEST_KEY": newKey])
         #expect(rotate.status == 0 && rotate.stderr.contains("the key in VERIFY_PIPELINE_STORE_KEY no longer opens it"), "\(rotate.stderr)")
@@ -223,7 +225,7 @@ struct AtRestCommandTests {
         // The emails are in what the worker prints (its EMAIL documents); the store's fields and the queue's jobs carry
         // them too.
         #expect(results.contains("@example.com"))
-        let newKey = Data(repeating: 0x66, count: 32).base64EncodedString()
+        let newKey = Data((0..<32).map { UInt8(truncatingIfNeeded: 0x66 &+ $0 &* 37) }).base64EncodedString()
         let rotate = try await CLIRunner.run(["store", "rotate-key", "--new-key-env", "ROTATED_KEY", "--store", store],
                                              environment: ["ROTATED_KEY": newKey])
         #expect(rotate.status == 0, "\(rotate.stderr)")

@@ -225,6 +225,87 @@ struct ServeCommandTests {
         #expect(!guarded.process.stderr.contains(token))
     }
 
+    /// One HTTP/1.1 request written as given (any Host header, any method) on a fresh connection; the answer's
+    /// status code and body.
+    static func raw(_ port: Int, _ request: String) async throws -> (status: Int, body: String) {
+        try await offCooperativePool { () throws -> (Int, String) in
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else { throw CocoaError(.fileReadUnknown) }
+            let bytes = Array(request.utf8)
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+            var answer = [UInt8]()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                if count <= 0 { break }
+                answer += buffer[0..<count]
+            }
+            let text = String(decoding: answer, as: UTF8.self)
+            let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+            let body = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+            return (status, body)
+        }
+    }
+
+    @Test("token-less loopback: only loopback Host names answered, HEAD /healthz, NUL in search or id, stored controls shown escaped; a token's scheme in any case")
+    func loopbackHardening() async throws {
+        let folder = try temporaryFolder("serve-loopback")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sqlite").path
+        // A folder name (the transaction id here) with a right-to-left override, BEL and ESC.
+        let controlled = "txn-\u{202E}gpj.exe-\u{7}\u{1B}[2J"
+        let store = try SQLiteTransactionStore(path: path)
+        _ = try await store.openTransaction(NewTransaction(id: controlled, verificationCode: "c", policy: [.governmentId: .required],
+                                                           createdAt: Date(), expiresAt: Date().addingTimeInterval(600)))
+        let serve = try await ServeProcess(["--store", "sqlite:" + path])
+        let port = try #require(serve.base.port)
+        func get(_ path: String, host: String, method: String = "GET") async throws -> (status: Int, body: String) {
+            try await Self.raw(port, "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+        }
+        for host in ["localhost", "127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)", "127.9.9.9"] {
+            #expect(try await get("/api/overview", host: host).status == 200, "\(host)")
+        }
+        for host in ["rebound.example", "rebound.example:\(port)", "127.0.0.1.nip.io", "127.attacker.example"] {
+            #expect(try await get("/api/overview", host: host).status == 421, "\(host)")
+        }
+        #expect(try await get("/healthz", host: "localhost", method: "HEAD").status == 200)
+        #expect(try await serve.get("/?search=a%00b").status == 400)
+        #expect(try await serve.get("/api/transactions?search=%00").status == 400)
+        #expect(try await serve.get("/api/transactions/a%00b").status == 404)
+        #expect(try await serve.get("/transactions/a%00b").status == 404)
+
+        let dashboard = try await serve.get("/")
+        #expect(dashboard.body.contains(#"txn-\u{202E}gpj.exe-\u{7}\u{1B}[2J"#), "\(dashboard.body)")
+        #expect(!dashboard.body.contains("\u{202E}") && !dashboard.body.contains("\u{7}") && !dashboard.body.contains("\u{1B}"))
+        #expect(dashboard.body.contains(#"<tbody id="rows" data-limit="50">"#), "the script polls as many rows as were served")
+        let page = try await serve.get("/transactions/" + controlled.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+        #expect(page.status == 200 && page.body.contains(#"\u{202E}"#) && !page.body.contains("\u{202E}"))
+        #expect(await serve.stop())
+
+        let token = "t0k3n-\(UUID().uuidString)"
+        let guarded = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", "sqlite:" + path],
+                                             environment: ["SERVE_TEST_TOKEN": token])
+        let guardedPort = try #require(guarded.base.port)
+        for scheme in ["Bearer", "bearer", "BEARER"] {
+            let answer = try await Self.raw(guardedPort, "GET /api/overview HTTP/1.1\r\nHost: x\r\nAuthorization: \(scheme) \(token)\r\nConnection: close\r\n\r\n")
+            #expect(answer.status == 200, "\(scheme)")
+        }
+        #expect(try await Self.raw(guardedPort, "GET /api/overview HTTP/1.1\r\nHost: x\r\nAuthorization: Basic \(token)\r\nConnection: close\r\n\r\n").status == 401)
+        #expect(await guarded.stop())
+
+        // A host name that starts with 127. is not loopback: it needs a token like any other address.
+        let named = try await CLIRunner.run(["serve", "--bind", "127.attacker.example:0", "--store", "sqlite:" + path])
+        #expect(named.status == 2 && named.stderr.contains("needs a bearer token"), "\(named.stderr)")
+    }
+
     /// Debian's chromium, which scripts/test installs.
     static func chromium(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         try await offCooperativePool { try chromiumBlocking(arguments) }
@@ -244,6 +325,26 @@ struct ServeCommandTests {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
+    @Test("a real browser on a store of 60 transactions: the script's poll keeps the 50 rows the server rendered")
+    func browserKeepsEveryRow() async throws {
+        let folder = try temporaryFolder("serve-rows")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sqlite").path
+        let store = try SQLiteTransactionStore(path: path)
+        let start = Date()
+        for n in 0..<60 {
+            let at = start.addingTimeInterval(Double(n))
+            _ = try await store.openTransaction(NewTransaction(id: String(format: "rows-%02d", n), verificationCode: "c", policy: [.email: .required],
+                                                               createdAt: at, expiresAt: at.addingTimeInterval(600)))
+        }
+        let serve = try await ServeProcess(["--store", "sqlite:" + path])
+        let dashboard = try await Self.chromium(["--virtual-time-budget=7000", "--dump-dom", serve.base.absoluteString + "/"])
+        #expect(dashboard.output.contains(#"<tbody id="rows" data-limit="50" data-refreshed="50">"#), "\(dashboard.output)")
+        #expect(dashboard.output.components(separatedBy: "<tr>").count - 1 == 51, "a header row and 50 rows")
+        #expect(dashboard.output.contains(">rows-10</a>") && !dashboard.output.contains(">rows-09</a>"), "the newest 50")
+        #expect(await serve.stop())
+    }
+
     @Test("a real browser: headless Chromium renders the dashboard and a transaction page, the script keeps the table")
     func browser() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "scripts/test installs Debian's chromium")
@@ -259,7 +360,7 @@ struct ServeCommandTests {
         #expect(dashboard.output.contains(#"<span class="status status-NOT_STARTED">NOT_STARTED</span>"#))
         #expect(dashboard.output.contains(#"data-count="COMPLETED">6<"#))
         // The page's script polled the API and rebuilt the table from it.
-        #expect(dashboard.output.contains(#"<tbody id="rows" data-refreshed="9">"#), "\(dashboard.output)")
+        #expect(dashboard.output.contains(#"<tbody id="rows" data-limit="50" data-refreshed="9">"#), "\(dashboard.output)")
         let page = try await Self.chromium(["--dump-dom", serve.base.absoluteString + "/transactions/txn-batch-004"])
         #expect(page.output.contains("txn-batch-004") && page.output.contains("PROCESS → COMPLETED") && page.output.contains("GOVERNMENT_ID"))
         #expect(values.filter { dashboard.output.contains($0) || page.output.contains($0) }.isEmpty)
