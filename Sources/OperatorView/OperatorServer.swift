@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import Prometheus
@@ -22,7 +23,7 @@ public enum OperatorServer {
     /// when given, and must be given for an address other than loopback. `running` learns the port it listens on;
     /// `option` names where the address came from, for the error when it cannot listen.
     public static func make(_ routes: Routes, store: any TransactionStore, bind: BindAddress, token: String?, logger: Logger,
-                            option: String = "--bind",
+                            option: String = "--bind", limits: ConnectionLimits = ConnectionLimits(),
                             running: @escaping @Sendable (Int) async -> Void = { _ in }) throws(OperatorViewError) -> ListeningServer {
         guard bind.isLoopback || token != nil else {
             throw OperatorViewError("binding \(bind) (not loopback) needs a bearer token: name the variable holding it with --token-env")
@@ -45,7 +46,10 @@ public enum OperatorServer {
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .warning)
         let listener = ListeningServer(bind: bind, what: option)
-        listener.attach(Application(router: router, configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil),
+        let count = ConnectionCount(limit: limits.maximumConnections)
+        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionCap(count: count)], idleTimeout: limits.timeAmount)
+        listener.attach(Application(router: router, server: .http1(configuration: http),
+                                    configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil),
                                     onServerRunning: { channel in
                                         let port = channel.localAddress?.port ?? bind.port
                                         listener.started(port: port)

@@ -93,7 +93,7 @@ struct PipelineOptions: ParsableArguments {
         let address = try listen.address(metricsBind, option: "--metrics-bind")
         do {
             return [try OperatorServer.make(.metrics, store: store, bind: address, token: try listen.token(), logger: logger,
-                                            option: "--metrics-bind") { port in
+                                            option: "--metrics-bind", limits: listen.limits) { port in
                 ListenOptions.announce("metrics", address, port: port)
             }]
         } catch let error as OperatorViewError {

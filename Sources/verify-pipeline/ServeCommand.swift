@@ -12,6 +12,21 @@ struct ListenOptions: ParsableArguments {
         valueName: "name"))
     var tokenEnv: String?
 
+    @Option(help: ArgumentHelp("Close a connection idle this many seconds (none started, or none since the last answer).",
+                               valueName: "seconds"))
+    var idleTimeout: Int = 30
+
+    @Option(help: ArgumentHelp("Connections open at once beyond which a new one is closed (default: half the open-file limit).",
+                               valueName: "n"))
+    var maxConnections: Int?
+
+    func validate() throws {
+        guard (1...3_600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 1 to 3600 seconds") }
+        guard (maxConnections ?? 1) >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+    }
+
+    var limits: ConnectionLimits { ConnectionLimits(idleTimeout: .seconds(idleTimeout), maximumConnections: maxConnections) }
+
     /// The token, when a variable is named: it must be set.
     func token() throws -> String? {
         guard let tokenEnv else { return nil }
@@ -75,7 +90,8 @@ extension VerifyPipeline {
             let logger = serveLogger
             let location = try StoreLocation.resolve(option: store.url).description
             try await store.withStore(create: false, encryption: try store.anyStore(), logger: logger) { store in
-                let server = try OperatorServer.make(.all, store: store, bind: address, token: token, logger: logger) { port in
+                let server = try OperatorServer.make(.all, store: store, bind: address, token: token, logger: logger,
+                                                     limits: listen.limits) { port in
                     ListenOptions.announce("serving \(location)", address, port: port)
                 }
                 let group = ServiceGroup(configuration: .init(services: [.init(service: server)],
