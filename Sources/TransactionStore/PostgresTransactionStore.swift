@@ -483,12 +483,13 @@ public final class PostgresTransactionStore: TransactionStore {
                 UPDATE transactions SET verification_code = '', signals = NULL, purged_at = \(time), version = version + 1
                 WHERE id = ANY(\(ids))
                 """, logger: logger)
-            // The work queue, in the same database when there is one, holds the documents' jobs and results too.
+            // The work queue, in the same database when there is one, holds the documents' jobs and results too: done
+            // ones, and queued ones that named their transaction (a worker that claims one reports it purged).
             let queued = try await connection.query("SELECT to_regclass('work_items') IS NOT NULL", logger: logger)
                 .collect().first?.decode(Bool.self) ?? false
             if queued {
                 try await connection.query("""
-                    UPDATE work_items SET job = '', result = NULL WHERE state = 'DONE' AND transaction_id = ANY(\(ids))
+                    UPDATE work_items SET job = '', result = NULL WHERE kind = 'document' AND transaction_id = ANY(\(ids))
                     """, logger: logger)
             }
             return PurgeOutcome(transactions: ids, documents: documents)

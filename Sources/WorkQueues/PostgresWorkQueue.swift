@@ -118,7 +118,8 @@ struct PostgresWorkQueue: WorkQueue {
                     .collect().first?.decode(Int64.self) ?? 0
                 let job = try sealing.seal(item.job, .workJob, row: "\(id)")
                 try await connection.query("""
-                    INSERT INTO work_items (id, batch_id, job, state, kind, group_key) VALUES (\(id), \(batch), \(job), 'QUEUED', 'document', \(item.group))
+                    INSERT INTO work_items (id, batch_id, job, state, kind, group_key, transaction_id)
+                    VALUES (\(id), \(batch), \(job), 'QUEUED', 'document', \(item.group), \(item.transactionId))
                     """, logger: logger)
                 if let group = item.group { counts[group, default: 0] += 1 }
             }
@@ -141,7 +142,8 @@ struct PostgresWorkQueue: WorkQueue {
                 if takenOver { expired += 1 }
                 guard let kind = WorkItemKind(rawValue: kind) else { throw StoreError.database("work item \(id) has an unknown kind") }
                 // A group's end holds only its folder's name, written by the database itself: never sealed.
-                let opened = kind == .document ? try sealing.open(job, .workJob, row: "\(id)") : job
+                // An empty job is one a purge of its transaction emptied while it waited: nothing to open.
+                let opened = kind == .document && !job.isEmpty ? try sealing.open(job, .workJob, row: "\(id)") : job
                 items.append(WorkItem(id: id, batch: batch, kind: kind, group: group, job: opened))
             }
             if expired > 0 { Counter(label: "verify_work_lease_expiries_total").increment(by: expired) }
@@ -283,7 +285,8 @@ struct ClaimWorkItems: PostgresPreparedStatement {
 struct CompleteWorkItem: PostgresPreparedStatement {
     static let sql = """
         WITH done AS (
-            UPDATE work_items SET state = 'DONE', lease_owner = NULL, lease_expires_at = NULL, transaction_id = $2, result = $3
+            UPDATE work_items SET state = 'DONE', lease_owner = NULL, lease_expires_at = NULL, transaction_id = $2,
+                result = CASE WHEN job = '' THEN NULL ELSE $3 END
             WHERE id = $1 AND state <> 'DONE' RETURNING batch_id, kind, group_key
         ), counted AS (
             UPDATE work_groups g SET open_items = g.open_items - 1 FROM done

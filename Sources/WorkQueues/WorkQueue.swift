@@ -53,10 +53,14 @@ public struct WorkItem: Sendable {
 public struct NewWorkItem: Sendable {
     public var job: String
     public var group: String?
+    /// The transaction, when the input names it: a purge of that transaction then empties the item's job even
+    /// while it waits in the queue.
+    public var transactionId: String?
 
-    public init(job: String, group: String?) {
+    public init(job: String, group: String?, transactionId: String? = nil) {
         self.job = job
         self.group = group
+        self.transactionId = transactionId
     }
 }
 

@@ -130,4 +130,39 @@ struct WorkerTests {
         let list = try await CLIRunner.run(["status", "--state", "COMPLETED", "--store", store])
         #expect(list.lines.count == 7, "a header and the six completed sample transactions")
     }
+
+    /// Defect 5 of issue 29: a purge emptied only the jobs of done items; one still queued kept its QR (with the
+    /// verification code) and its fields for ever.
+    @Test("a purge empties the jobs of its transactions' queued items too; a worker reports them purged and keeps no result")
+    func purgeEmptiesQueuedJobs() async throws {
+        let store = try await freshPostgresStore()
+        let folder = try temporaryFolder("purge-queued")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}\nretention: {mode: age, maxAge: 1m}\n")
+        let formatter = ISO8601DateFormatter()
+        let created = formatter.string(from: Date().addingTimeInterval(-7_200)), expires = formatter.string(from: Date().addingTimeInterval(-6_000))
+        func line(_ n: Int, old: Bool) -> String {
+            let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=pq-\(n)&code=QXZCODE\(n)"
+            var object: [String: String] = ["id": "l\(n)", "qr": qr, "type": "EMAIL", "email": "qxz\(n).secret@example.com"]
+            if old { (object["createdAt"], object["expiresAt"]) = (created, expires) }
+            return String(decoding: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+        }
+        // Two transactions opened two hours ago and long expired, one opened now.
+        let lines = [line(1, old: true), line(2, old: true), line(3, old: false)]
+        let enqueue = try await CLIRunner.run(["enqueue", "-", "--store", store, "--pipeline", pipeline], stdin: lines.joined(separator: "\n") + "\n")
+        #expect(enqueue.status == 0, "\(enqueue.stderr)")
+        let purge = try await CLIRunner.run(["store", "purge", "--store", store, "--pipeline", pipeline])
+        #expect(purge.status == 0 && purge.stdout.split(separator: "\n").sorted() == ["pq-1", "pq-2"], "\(purge.stdout) \(purge.stderr)")
+        let emptied = try await TestPostgres.text(store, "SELECT string_agg(transaction_id, ',' ORDER BY transaction_id) FROM work_items WHERE job = ''")
+        #expect(emptied == "pq-1,pq-2", "the purged transactions' queued jobs are empty")
+
+        let worker = try await CLIRunner.run(["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"])
+        let results = try worker.lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let purged = results.filter { ($0["error"] as? [String: Any])?["message"] as? String == "its transaction's data was purged while it waited in the queue" }
+        #expect(purged.count == 2, "\(worker.stdout)")
+        #expect(results.contains { $0["transactionId"] as? String == "pq-3" && $0["documentSubmissionStatus"] as? String == "COMPLETED" })
+        #expect(!worker.stdout.contains("qxz1.secret") && !worker.stdout.contains("QXZCODE1"))
+        let kept = try await TestPostgres.text(store, "SELECT count(*)::text FROM work_items WHERE transaction_id IN ('pq-1', 'pq-2') AND (job <> '' OR result IS NOT NULL)")
+        #expect(kept == "0", "nothing of the purged transactions is left in the queue")
+    }
 }

@@ -72,6 +72,14 @@ struct Intake: Sendable {
                 }
             }
             for item in items where item.kind == .document {
+                guard !item.job.isEmpty else {
+                    var failure = IngestFailure(sequence: Int(item.id), inputId: "queue-\(item.id)", source: "queue:\(item.id)",
+                                                failure: DocumentFailure(.initiateDocumentTransactionError,
+                                                                         "its transaction's data was purged while it waited in the queue"))
+                    failure.input.queueItem = item.id
+                    try await outlets.report.send(failure.outcome)
+                    continue
+                }
                 do {
                     var job = try QueueInput.decode(item.job)
                     job.sequence = Int(item.id)

@@ -102,7 +102,7 @@ public struct Enqueuer: Sendable {
                 }
             }
             let encoded = String(decoding: try QueueInput.encoder.encode(job), as: UTF8.self)
-            pending.jobs.append(NewWorkItem(job: encoded, group: job.inputGroup))
+            pending.jobs.append(NewWorkItem(job: encoded, group: job.inputGroup, transactionId: job.transactionId))
             pending.bytes += encoded.utf8.count
         }
     }
