@@ -429,9 +429,11 @@ public final class PostgresTransactionStore: TransactionStore {
         return try await transaction { connection in
             // The transaction's row lock makes updates of its Protect state take turns, the first one included. The
             // state is read by a statement of its own, after the lock: its snapshot then holds the previous update.
-            let locked = try await connection.query("SELECT 1 FROM transactions WHERE id = \(transactionId) FOR UPDATE",
+            let locked = try await connection.query("SELECT purged_at IS NOT NULL FROM transactions WHERE id = \(transactionId) FOR UPDATE",
                                                     logger: self.logger).collect()
-            guard !locked.isEmpty else { throw StoreError.unknownTransaction(transactionId) }
+            guard let row = locked.first else { throw StoreError.unknownTransaction(transactionId) }
+            // A purged transaction's Protect state is gone for good: nothing after the purge brings it back.
+            if try row.decode(Bool.self) { return nil }
             var current: State?
             for try await text in try await connection.query(
                 "SELECT state::text FROM protect_states WHERE transaction_id = \(transactionId)", logger: self.logger).decode(String.self) {

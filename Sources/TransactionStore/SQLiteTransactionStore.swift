@@ -339,7 +339,9 @@ public final class SQLiteTransactionStore: TransactionStore {
                                                              _ transform: @escaping @Sendable (State?) -> State?) async throws(StoreError) -> State? {
         let sealing = sealing
         return try await write { db in
-            guard try TransactionRow.exists(db, key: transactionId) else { throw StoreError.unknownTransaction(transactionId) }
+            guard let transaction = try TransactionRow.fetchOne(db, key: transactionId) else { throw StoreError.unknownTransaction(transactionId) }
+            // A purged transaction's Protect state is gone for good: nothing after the purge brings it back.
+            if transaction.purgedAt != nil { return nil }
             let current = try ProtectStateRow.fetchOne(db, key: transactionId).map {
                 try ProtectStateColumn.decode($0.state, as: type, sealing, row: transactionId)
             }

@@ -262,6 +262,10 @@ struct AtRestTests {
                 #expect(purge.reason == "identity data purged (retention age 5d)" && purge.at == now && purge.documentType == nil)
                 #expect(report.documents.allSatisfy { $0.keys.isEmpty } && report.documents.map(\.id) == earlier.documents.map(\.id))
                 #expect(try await store.protectState(of: "txn-\(n)", as: SampleState.self) == nil)
+                // A document arriving after the purge (an undecodable image naming it) does not bring the state back.
+                let revived = try await store.updateProtectState(of: "txn-\(n)", as: SampleState.self) { _ in SampleState(text: "late", at: nil) }
+                #expect(revived == nil)
+                #expect(try await store.protectState(of: "txn-\(n)", as: SampleState.self) == nil)
                 #expect(try await store.transaction(id: "txn-\(n)")?.signals == nil)
                 await #expect(throws: StoreError.purged("txn-\(n)")) {
                     _ = try await store.openTransaction(NewTransaction(id: "txn-\(n)", verificationCode: identity(n).code, policy: [.governmentId: .required],
