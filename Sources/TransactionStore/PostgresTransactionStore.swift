@@ -566,6 +566,11 @@ public final class PostgresTransactionStore: TransactionStore {
             }
         }
         keys.withLock { $0.wrapped = wrapped }
+        // The update left the old wrapping in a dead row version of the table's file: rewriting the (one-row) table
+        // drops it. Copies in WAL not yet recycled, archives, replicas and backups are beyond this command.
+        try await withConnection { connection in
+            try await connection.query("VACUUM FULL store_keys", logger: logger)
+        }
     }
 
     // MARK: - Helpers
