@@ -126,7 +126,11 @@ extension VerifyPipeline.StoreCommand {
                 }
                 try await store.rotateKey(to: newKey, at: Date())
             }
-            CommandOutput.standardError("verify-pipeline: the data key of \(location) is now wrapped by the key in \(newKey.variable); the key in \(oldKey.variable) no longer opens it\n")
+            // What the old key can still open differs by backend (README, "Identity data at rest"): said as it is.
+            let remains = location.hasPrefix("postgres")
+                ? "the key in \(oldKey.variable) no longer opens it; copies of the old wrapping in WAL, archives, replicas or backups still open the same data key"
+                : "the key in \(oldKey.variable) no longer opens it; backups taken before still do"
+            CommandOutput.standardError("verify-pipeline: the data key of \(location) is now wrapped by the key in \(newKey.variable); \(remains)\n")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 import Testing
 import VerifyModel
 
@@ -55,5 +56,36 @@ struct TransactionTimesTests {
         #expect(Timestamp.date("0001-01-01T00:00:00Z") == nil)
         #expect(Timestamp.date("1969-12-31T23:59:59Z") == nil)
         #expect(Timestamp.date("9999-12-31T23:59:59.999Z") == Date(timeIntervalSince1970: 253_402_300_799.999))
+    }
+
+    /// Any 64-bit count of seconds or microseconds, and timestamps of any year: a bounded time or nil, never a trap.
+    @Test("random 64-bit times and timestamps of any year: bounded or refused, never a trap")
+    func anyTime() {
+        let seed = UInt64(ProcessInfo.processInfo.environment["TIMES_SEED"] ?? "") ?? 0x7133
+        var random = SeededGenerator(seed: seed)
+        for _ in 0..<20_000 {
+            let value = Int64(bitPattern: random.next())
+            for date in [Date(timeIntervalSince1970: Double(value)), Date(timeIntervalSince1970: Double(value) / 1_000_000)] {
+                if let time = BoundedTime(date) {
+                    #expect(BoundedTime.microsecondRange.contains(time.microseconds), "seed \(seed): \(value)")
+                }
+            }
+            #expect((BoundedTime(microseconds: value) != nil) == BoundedTime.microsecondRange.contains(value), "seed \(seed): \(value)")
+        }
+        for _ in 0..<2_000 {
+            let year = Int.random(in: 0...99_999, using: &random), month = Int.random(in: 1...12, using: &random)
+            let day = Int.random(in: 1...28, using: &random), fraction = Int.random(in: 0...999, using: &random)
+            let text = String(format: "%04d-%02d-%02dT12:00:00.%03dZ", year, month, day, fraction)
+            guard let date = Timestamp.date(text) else {
+                #expect(year < 1970 || year > 9999, "seed \(seed): \(text) refused")
+                continue
+            }
+            #expect((1970...9999).contains(year), "seed \(seed): \(text) accepted")
+            // As an input's createdAt: accepted or refused with its message, never a trap.
+            switch open(createdAt: date, expiresAt: nil) {
+            case .success(let (created, _)): #expect(created <= Self.now.addingTimeInterval(300))
+            case .failure(let failure): #expect(failure.code == .document(.initiateDocumentTransactionError))
+            }
+        }
     }
 }
