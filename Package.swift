@@ -181,6 +181,8 @@ let package = Package(
         ),
         // Writes transitions until it is killed: the store's crash test runs it in a child process.
         .executableTarget(name: "store-burst", dependencies: ["TransactionStore"], path: "Tests/Helpers/store-burst"),
+        // Holds idle connections to a server from a process of its own: the operator view's load test runs it.
+        .executableTarget(name: "idle-connections", path: "Tests/Helpers/idle-connections"),
         .testTarget(name: "ProtectTests", dependencies: ["Protect", "TransactionStore", "VerifyModel",
                                                         .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PipelineTests", dependencies: [
@@ -209,7 +211,7 @@ let package = Package(
             name: "VerifyPipelineCLITests",
             dependencies: [
                 "verify-pipeline", "TransactionStore", "WorkQueues", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
-                "SeededRandom", "AAMVAFixtures", "BlockingWaits", .product(name: "GRDB", package: "GRDB.swift"),
+                "SeededRandom", "AAMVAFixtures", "BlockingWaits", "idle-connections", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
 

@@ -13,9 +13,9 @@ final class InteractiveProcess: Sendable {
     private let drained = DispatchSemaphore(value: 0)
     private let readersDone = Mutex(false)
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    init(executable: URL = CLIRunner.executable, _ arguments: [String], environment: [String: String] = [:]) throws {
         process = Process()
-        process.executableURL = CLIRunner.executable
+        process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = CLIRunner.root
         process.environment = CLIRunner.environment.merging(environment) { $1 }
