@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -30,27 +31,102 @@ struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// With a token, every request but `/healthz` must carry `Authorization: Bearer TOKEN`.
+/// With a token, every request but `/healthz` and the login page must carry `Authorization: Bearer TOKEN`, or,
+/// from a browser, the session cookie `POST /login` sets when it is given the token: `HttpOnly`,
+/// `SameSite=Strict`, valid for `Session.lifetime`, signed with the token (a new token ends every session).
+/// A page asked for without either is sent to the login page; anything else gets 401.
 struct BearerToken<Context: RequestContext>: RouterMiddleware {
     let token: [UInt8]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if request.uri.path == "/healthz" { return try await next(request, context) }
+        let path = request.uri.path
+        if path == "/healthz" || path.hasPrefix("/assets/") { return try await next(request, context) }
+        if path == "/login" { return try await Session.login(request, context: context, token: token) }
+        if path == "/logout", request.method == .post { return Session.logout() }
         // The scheme's name is case-insensitive (RFC 7235); the token is compared byte for byte.
         let header = request.headers[.authorization] ?? ""
         let scheme = header.prefix { $0 != " " }
         let given = scheme.lowercased() == "bearer" ? Array(header.dropFirst(scheme.count).drop { $0 == " " }.utf8) : []
-        let expected = token
-        // The same time whatever the first differing byte: the comparison tells nothing about the token.
-        var difference = UInt8(given.count == expected.count ? 0 : 1)
-        for index in expected.indices { difference |= expected[index] ^ (index < given.count ? given[index] : 0) }
-        guard difference == 0 else {
-            var response = Response(status: .unauthorized, body: .init(byteBuffer: ByteBuffer(string: "a bearer token is required\n")))
-            response.headers[.wwwAuthenticate] = "Bearer"
-            response.headers[.contentType] = "text/plain; charset=utf-8"
+        if Session.same(given, token) || Session.isValid(cookieHeader: request.headers[.cookie], token: token, now: Date()) {
+            return try await next(request, context)
+        }
+        if request.method == .get, path == "/" || path.hasPrefix("/transactions/") {
+            var response = Response(status: .seeOther)
+            response.headers[.location] = "/login"
             return response
         }
-        return try await next(request, context)
+        var response = Response(status: .unauthorized, body: .init(byteBuffer: ByteBuffer(string: "a bearer token is required\n")))
+        response.headers[.wwwAuthenticate] = "Bearer"
+        response.headers[.contentType] = "text/plain; charset=utf-8"
+        return response
+    }
+}
+
+/// The browser's way in when a token is required: a login form, and a signed session cookie.
+enum Session {
+    static let cookie = "verify_session"
+    static let lifetime: TimeInterval = 12 * 3_600
+
+    /// The same time whatever the first differing byte: the comparison tells nothing about the secret.
+    static func same(_ given: [UInt8], _ expected: [UInt8]) -> Bool {
+        var difference = UInt8(given.count == expected.count ? 0 : 1)
+        for index in expected.indices { difference |= expected[index] ^ (index < given.count ? given[index] : 0) }
+        return difference == 0
+    }
+
+    /// `EXPIRY.SIGNATURE`: the expiry in seconds since 1970, and its HMAC-SHA256 under the token.
+    static func value(expiring expiry: Int, token: [UInt8]) -> String {
+        let signature = HMAC<SHA256>.authenticationCode(for: Data("session|\(expiry)".utf8), using: SymmetricKey(data: token))
+        return "\(expiry)." + Data(signature).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func isValid(cookieHeader: String?, token: [UInt8], now: Date) -> Bool {
+        guard let cookieHeader else { return false }
+        for pair in cookieHeader.split(separator: ";") {
+            let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[0] == cookie, let expiry = Int(parts[1].prefix { $0 != "." }),
+                  Double(expiry) > now.timeIntervalSince1970, Double(expiry) <= now.timeIntervalSince1970 + lifetime + 60 else { continue }
+            if same(Array(parts[1].utf8), Array(value(expiring: expiry, token: token).utf8)) { return true }
+        }
+        return false
+    }
+
+    static func login(_ request: Request, context: some RequestContext, token: [UInt8]) async throws -> Response {
+        guard request.method == .post else { return page(status: .ok, message: nil) }
+        let body = try await request.body.collect(upTo: 4_096)
+        let form = String(buffer: body)
+        let given = form.split(separator: "&").compactMap { field -> String? in
+            let parts = field.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[0] == "token" else { return nil }
+            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }.first ?? ""
+        guard same(Array(given.utf8), token) else { return page(status: .unauthorized, message: "That is not the token.") }
+        let expiry = Int(Date().timeIntervalSince1970 + lifetime)
+        var response = Response(status: .seeOther)
+        response.headers[.location] = "/"
+        response.headers[.setCookie] = "\(cookie)=\(value(expiring: expiry, token: token)); Path=/; Max-Age=\(Int(lifetime)); HttpOnly; SameSite=Strict"
+        return response
+    }
+
+    static func logout() -> Response {
+        var response = Response(status: .seeOther)
+        response.headers[.location] = "/login"
+        response.headers[.setCookie] = "\(cookie)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"
+        return response
+    }
+
+    static func page(status: HTTPResponse.Status, message: String?) -> Response {
+        let notice = message.map { "<p class=\"error\">\($0)</p>" } ?? ""
+        let html = """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in · verify-pipeline</title>
+            <link rel="stylesheet" href="/assets/view.css"></head><body><main>
+            <h1>verify-pipeline</h1>\(notice)
+            <form method="post" action="/login"><label>Token <input type="password" name="token" autocomplete="current-password" required></label>
+            <button type="submit">Sign in</button></form></main></body></html>
+
+            """
+        return View.respond(html, View.html, status: status)
     }
 }
 

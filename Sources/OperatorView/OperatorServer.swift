@@ -124,6 +124,10 @@ struct View: Sendable {
             return Self.respond("{\"documentsPerMinute\":\(rate),\"transactions\":{\(counts)}}\n", Self.json)
         }
         router.get("/assets/view.css") { _, _ in Self.respond(Assets.css, "text/css; charset=utf-8") }
+        // Answered by the token's middleware (`Session`): routes only so that the router takes them.
+        router.get("/login") { _, _ in Session.page(status: .ok, message: nil) }
+        router.post("/login") { _, _ in Self.respond("", Self.html, status: .notFound) }
+        router.post("/logout") { _, _ in Session.logout() }
         router.get("/assets/view.js") { _, _ in Self.respond(Assets.js, "text/javascript; charset=utf-8") }
     }
 

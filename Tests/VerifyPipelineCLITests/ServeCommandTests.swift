@@ -217,7 +217,9 @@ struct ServeCommandTests {
         let token = "t0k3n-\(UUID().uuidString)"
         let guarded = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", "sqlite:" + path],
                                        environment: ["SERVE_TEST_TOKEN": token])
-        #expect(try await guarded.get("/").status == 401)
+        #expect(try await guarded.get("/api/overview").status == 401)
+        let unsigned = try await guarded.get("/")   // a page: sent on to the login form
+        #expect(unsigned.status == 200 && unsigned.body.contains(#"<form method="post" action="/login">"#) && !unsigned.body.contains("txn"))
         #expect(try await guarded.get("/metrics", token: "wrong").status == 401)
         #expect(try await guarded.get("/", token: token).status == 200)
         #expect(try await guarded.get("/healthz").status == 200)
@@ -227,7 +229,7 @@ struct ServeCommandTests {
 
     /// One HTTP/1.1 request written as given (any Host header, any method) on a fresh connection; the answer's
     /// status code and body.
-    static func raw(_ port: Int, _ request: String) async throws -> (status: Int, body: String) {
+    static func raw(_ port: Int, _ request: String, keepHead: Bool = false) async throws -> (status: Int, body: String) {
         try await offCooperativePool { () throws -> (Int, String) in
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             defer { close(fd) }
@@ -250,7 +252,7 @@ struct ServeCommandTests {
             }
             let text = String(decoding: answer, as: UTF8.self)
             let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-            let body = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+            let body = keepHead ? text : text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
             return (status, body)
         }
     }
@@ -304,6 +306,65 @@ struct ServeCommandTests {
         // A host name that starts with 127. is not loopback: it needs a token like any other address.
         let named = try await CLIRunner.run(["serve", "--bind", "127.attacker.example:0", "--store", "sqlite:" + path])
         #expect(named.status == 2 && named.stderr.contains("needs a bearer token"), "\(named.stderr)")
+    }
+
+    @Test("with a token, a browser signs in once: /login takes the token and sets an HttpOnly, SameSite=Strict session cookie that opens the pages and the API")
+    func browserLogin() async throws {
+        let folder = try temporaryFolder("serve-login")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (store, _) = try await Self.sampleStore(folder)
+        let token = "t0k3n-\(UUID().uuidString)"
+        let serve = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", store], environment: ["SERVE_TEST_TOKEN": token])
+        let port = try #require(serve.base.port)
+        func send(_ lines: [String], body: String = "") async throws -> (status: Int, head: String, body: String) {
+            let request = lines.joined(separator: "\r\n") + "\r\nHost: localhost\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            let answer = try await Self.rawWithHead(port, request)
+            return answer
+        }
+        // A page without a token or cookie goes to the login form; the API says 401.
+        let page = try await send(["GET / HTTP/1.1"])
+        #expect(page.status == 303 && page.head.contains("\r\nlocation: /login"), "\(page.head)")
+        #expect(try await send(["GET /api/overview HTTP/1.1"]).status == 401)
+        let form = try await send(["GET /login HTTP/1.1"])
+        #expect(form.status == 200 && form.body.contains(#"<form method="post" action="/login">"#))
+        // A wrong token: 401, no cookie.
+        let wrong = try await send(["POST /login HTTP/1.1", "Content-Type: application/x-www-form-urlencoded"], body: "token=nope")
+        #expect(wrong.status == 401 && !wrong.head.lowercased().contains("set-cookie"))
+        // The token: a session cookie, HttpOnly and SameSite=Strict, and back to the dashboard.
+        let encoded = token.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let signedIn = try await send(["POST /login HTTP/1.1", "Content-Type: application/x-www-form-urlencoded"], body: "token=\(encoded)")
+        #expect(signedIn.status == 303 && signedIn.head.contains("\r\nlocation: /"))
+        let setCookie = try #require(signedIn.head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("set-cookie: ") })
+        #expect(setCookie.contains("; HttpOnly") && setCookie.contains("; SameSite=Strict") && setCookie.contains("; Path=/"))
+        #expect(!setCookie.contains(token), "the cookie is not the token")
+        let cookie = String(setCookie.dropFirst("set-cookie: ".count).prefix { $0 != ";" })
+        let dashboard = try await send(["GET / HTTP/1.1", "Cookie: \(cookie)"])
+        #expect(dashboard.status == 200 && dashboard.body.contains(">txn-batch-001</a>"))
+        #expect(try await send(["GET /api/overview HTTP/1.1", "Cookie: \(cookie)"]).status == 200)
+        // A cookie changed in any way, or signed with another token, opens nothing.
+        let expiry = cookie.dropFirst("verify_session=".count).prefix { $0 != "." }
+        let later = String(Int(expiry)! + 60)
+        for forged in [cookie.replacingOccurrences(of: String(expiry), with: later), cookie + "x", "verify_session=\(expiry).AAAA"] {
+            #expect(try await send(["GET /api/overview HTTP/1.1", "Cookie: \(forged)"]).status == 401, "\(forged)")
+        }
+        #expect(await serve.stop())
+        let renewed = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", store], environment: ["SERVE_TEST_TOKEN": token + "-new"])
+        let renewedPort = try #require(renewed.base.port)
+        let old = try await Self.rawWithHead(renewedPort, "GET /api/overview HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\nConnection: close\r\n\r\n")
+        #expect(old.status == 401, "a new token ends every session")
+        #expect(await renewed.stop())
+        #expect(!serve.process.stderr.contains(token))
+    }
+
+    /// As `raw`, with the answer's head (status line and headers, names lower-cased) besides its body.
+    static func rawWithHead(_ port: Int, _ request: String) async throws -> (status: Int, head: String, body: String) {
+        let answer = try await raw(port, request, keepHead: true)
+        let parts = answer.body.components(separatedBy: "\r\n\r\n")
+        let head = parts[0].components(separatedBy: "\r\n").enumerated().map { index, line in
+            guard index > 0, let colon = line.firstIndex(of: ":") else { return line }
+            return line[..<colon].lowercased() + line[colon...]
+        }.joined(separator: "\r\n")
+        return (answer.status, head, parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
 
     /// Debian's chromium, which scripts/test installs.
