@@ -505,6 +505,14 @@ public final class PostgresTransactionStore: TransactionStore {
         let sealing = StoreSealing.sealed(dataKey), wrapped = try key.wrap(dataKey)
         let logger = logger, location = database.location
         let sealed = try await transaction { connection in
+            // A process connected in clear would go on writing clear values into the sealed store: none may be.
+            let others = try await connection.query("""
+                SELECT count(*)::int8 FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name <> \(PostgresLocation.applicationName)
+                """, logger: logger).collect().first?.decode(Int64.self) ?? 0
+            guard others == 0 else {
+                throw StoreError.cannotOpen("\(location) has \(others) other session(s) connected (a worker, a run, serve): stop every process using the store, then encrypt it")
+            }
             // Writers in clear wait until the store is sealed, then fail to open what they read.
             try await connection.query("LOCK TABLE transactions, documents, protect_states IN EXCLUSIVE MODE", logger: logger)
             let inserted = try await connection.query("""

@@ -665,8 +665,16 @@ public final class SQLiteTransactionStore: TransactionStore {
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        let clear = if case .clear = sealing { true } else { false }
         do {
-            return try await pool.write(body)
+            return try await pool.write { db in
+                // A process that opened the store in clear writes nothing once another has encrypted it: its rows would
+                // be clear values among sealed ones, which then do not open.
+                if clear, try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM storeKeys)") == true {
+                    throw StoreError.cannotOpen("the store was encrypted by another process while this one wrote in clear: start it again with the store's key")
+                }
+                return try body(db)
+            }
         } catch let error as StoreError {
             throw error
         } catch {

@@ -234,6 +234,9 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// This process's sessions' `application_name`.
+    static let applicationName = "verify-pipeline-\(ProcessInfo.processInfo.processIdentifier)"
+
     /// Runs a connection pool for the duration of `body`, after a probe that fails fast.
     func withClient<T: Sendable>(logger: Logger, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
         // Read once (the CA file included) for the probe and the pool.
@@ -250,6 +253,8 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         // A few connections serve a process's stages: each new one costs the server a backend to start and the
         // statements to prepare, which over a run outweighed any wait for a free connection.
         configuration.options.maximumConnections = 4
+        // Which sessions are this process's: `store encrypt` refuses to run while any other is connected.
+        configuration.options.additionalStartupParameters = [("application_name", Self.applicationName)]
         // The pool warns when a lease is asked for before run() has started, which the task group below makes routine.
         var poolLogger = logger
         poolLogger.logLevel = .error

@@ -124,6 +124,44 @@ struct AtRestCommandTests {
         }
     }
 
+    /// Defect 16 of issue 29: a process writing in clear went on inserting clear rows into the store `store encrypt`
+    /// had just sealed, which then did not open.
+    @Test("store encrypt while a process writes in clear: PostgreSQL refuses to encrypt; on SQLite the writer stops writing", arguments: SampleStore.allCases)
+    func encryptUnderAClearWriter(_ kind: SampleStore) async throws {
+        let folder = try temporaryFolder("encrypt-writer")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try await kind.fresh(folder, "s")
+        let unsealed = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}\nstore:\n  encryption: {enabled: false}\n")
+        func line(_ n: Int) -> String {
+            #"{"id":"w\#(n)","qr":"https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=clear-\#(n)&code=QXZC\#(n)","type":"EMAIL","email":"qxz\#(n)@example.com"}"#
+        }
+        let writer = try InteractiveProcess(["stream", "--store", store, "--pipeline", unsealed])
+        writer.write(line(1))
+        let first = try #require(await writer.nextLine(), "\(writer.stderr)")
+        #expect(first.contains(#""documentSubmissionStatus":"COMPLETED""#), "\(first)")
+        let encrypt = try await CLIRunner.run(["store", "encrypt", "--store", store])
+        switch kind {
+        case .postgres:
+            // The writer's sessions are connected: nothing is sealed, the writer goes on in clear.
+            #expect(encrypt.status == 2 && encrypt.stderr.contains("other session(s) connected"), "\(encrypt.stderr)")
+            writer.write(line(2))
+            #expect(await writer.nextLine()?.contains(#""documentSubmissionStatus":"COMPLETED""#) == true)
+        case .sqlite:
+            #expect(encrypt.status == 0, "\(encrypt.stderr)")
+            // The writer's next document is refused: no clear row joins the sealed ones.
+            writer.write(line(2))
+            let second = try #require(await writer.nextLine())
+            #expect(second.contains("the store was encrypted by another process"), "\(second)")
+        }
+        writer.closeInput()
+        #expect(await writer.waitForExit())
+        // The store opens and reads whole either way.
+        let status = try await CLIRunner.run(["status", "--store", store])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("clear-1"))
+        #expect(status.stdout.contains("clear-2") == (kind == .postgres), "\(status.stdout)")
+    }
+
     @Test("store encrypt, rotate-key and purge from the command line")
     func storeCommands() async throws {
         let folder = try temporaryFolder("at-rest-commands")
