@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackServer
 import Testing
 
 @testable import TransactionStore
@@ -104,5 +105,43 @@ struct ConnectionLoadTests {
         }
         #expect(answered)
         #expect(await serve.stop())
+    }
+
+    @Test("2,000 idle connections on a running stream's --metrics-bind: its submissions all succeed, /healthz answers, the process stays up")
+    func idleConnectionsOnMetrics() async throws {
+        let folder = try temporaryFolder("metrics-load")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let pipeline = try pipelineFile(folder, """
+            policy:
+              documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}
+            submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 30}
+            """)
+        let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
+        let stream = try InteractiveProcess(["stream", "--store", store, "--pipeline", pipeline, "--metrics-bind", "127.0.0.1:0",
+                                             "--idle-timeout", "600"])
+        defer { kill(stream.process.processIdentifier, SIGKILL) }
+        let port = try await announcedPort(stream)
+        let idle = try await IdleConnections(port: port, count: 2_000, timeout: 2)
+        var times: [Duration] = []
+        for n in 0..<40 {
+            let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=load-\(n)&code=C\(n)"
+            stream.write(#"{"id":"l\#(n)","qr":"\#(qr)","type":"EMAIL","email":"load\#(n)@example.com"}"#)
+            if n % 4 == 0 { times.append(try await Self.healthz(port)) }
+        }
+        var completed = 0
+        for _ in 0..<40 where await stream.nextLine()?.contains(#""documentSubmissionStatus":"COMPLETED""#) == true { completed += 1 }
+        times.sort()
+        print("[2,000 idle on --metrics-bind] \(completed) of 40 completed; /healthz median \(times[times.count / 2])")
+        #expect(completed == 40, "every submission succeeded: \(stream.stderr)")
+        #expect(server.requests.count == 40)
+        #expect(times[times.count / 2] < .seconds(1))
+        #expect(stream.process.isRunning)
+        _ = try await idle.closed()
+        await idle.stop()
+        stream.closeInput()
+        #expect(await stream.waitForExit(timeout: 60))
+        #expect(stream.process.terminationStatus == 0, "\(stream.stderr)")
     }
 }
