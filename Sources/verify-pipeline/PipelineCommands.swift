@@ -40,7 +40,12 @@ struct PipelineOptions: ParsableArguments {
                                valueName: "dir"))
     var allowedPaths: [String] = []
 
+    @Option(help: ArgumentHelp("Cores to size the stages for, where the pipeline file does not set their workers (default: the cores this process may use).",
+                               valueName: "n"))
+    var jobs: Int?
+
     func validate() throws {
+        guard (jobs ?? 1) >= 1, (jobs ?? 1) <= 1024 else { throw ValidationError("--jobs must be from 1 to 1024") }
         guard shutdownGrace >= 0, shutdownGrace <= 3600 else {
             throw ValidationError("--shutdown-grace must be from 0 to 3600 seconds")
         }
@@ -54,9 +59,13 @@ struct PipelineOptions: ParsableArguments {
     var shutdownGraceDuration: Duration { .milliseconds(Int64(shutdownGrace * 1000)) }
 
     /// Reads the pipeline file; a problem is a configuration error (exit 2).
+    /// The pipeline file's settings, its unset stage sizes following `--jobs` or the cores this process may use; the
+    /// sizes are logged at info level.
     func configuration() throws -> PipelineConfiguration {
-        var configuration = try Self.load(pipeline)
+        var configuration = try Self.load(pipeline).sized(forCores: jobs ?? MachineCores.allowed())
         configuration.allowedPaths += allowedPaths
+        let plan = configuration.stagePlan.map { "\($0.stage) \($0.workers)/\($0.queue)" }.joined(separator: ", ")
+        makeLogger().info("stages (workers/queue)", metadata: ["stages": "\(plan)", "cores": "\(jobs ?? MachineCores.allowed())"])
         return configuration
     }
 

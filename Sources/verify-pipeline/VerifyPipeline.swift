@@ -11,7 +11,7 @@ struct VerifyPipeline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-pipeline",
         abstract: "Turns document images into PingOne-Verify-style document submissions.",
-        subcommands: [Run.self, Stream.self, Status.self, Scan.self, Enqueue.self, Worker.self, StoreCommand.self, Serve.self]
+        subcommands: [Run.self, Stream.self, Status.self, Scan.self, Enqueue.self, Worker.self, StoreCommand.self, Serve.self, Plan.self]
     )
 
     /// SPEC §6: usage and configuration errors exit 2 with a one-line reason (ArgumentParser's default is 64).

@@ -43,12 +43,14 @@ struct CLIRunner {
 
     /// Runs the CLI to its end, waiting off the cooperative pool.
     static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:],
-                    stdin: String? = nil) async throws -> Outcome {
-        try await offCooperativePool { try runBlocking(arguments, in: directory, environment: environment, stdin: stdin) }
+                    stdin: String? = nil, executable: URL = executable) async throws -> Outcome {
+        try await offCooperativePool {
+            try runBlocking(arguments, in: directory, environment: environment, stdin: stdin, executable: executable)
+        }
     }
 
     private static func runBlocking(_ arguments: [String], in directory: URL, environment: [String: String],
-                                    stdin: String?) throws -> Outcome {
+                                    stdin: String?, executable: URL) throws -> Outcome {
         let process = Process()
         process.environment = Self.environment.merging(environment) { $1 }
         process.executableURL = executable

@@ -68,6 +68,9 @@ public struct PipelineConfiguration: Sendable, Equatable {
     public var transactionLifetime: TimeInterval = 30 * 60
     /// An identity document whose dateOfExpiry has passed is a documentCaptureError.
     public var failExpiredId = true
+    /// The stages whose workers or queue the pipeline file sets; `sized(forCores:)` sizes the others.
+    public var workersSetByFile: Set<String> = []
+    public var queuesSetByFile: Set<String> = []
     public var decode = Stage(workers: 2, queue: 64)
     public var scan = Stage(workers: 2, queue: 64)
     public var track = Stage(workers: 1, queue: 64)
@@ -179,8 +182,14 @@ extension PipelineConfiguration {
             for (key, path) in [("decode", \PipelineConfiguration.decode), ("scan", \.scan), ("track", \.track), ("submit", \.submit)] {
                 guard let stage = try stages.section(key) else { continue }
                 try stage.only(["workers", "queue", "queueMiB"])
-                if let workers = try stage.int("workers", in: 1...256) { self[keyPath: path].workers = workers }
-                if let queue = try stage.int("queue", in: 1...100_000) { self[keyPath: path].queue = queue }
+                if let workers = try stage.int("workers", in: 1...256) {
+                    self[keyPath: path].workers = workers
+                    workersSetByFile.insert(key)
+                }
+                if let queue = try stage.int("queue", in: 1...100_000) {
+                    self[keyPath: path].queue = queue
+                    queuesSetByFile.insert(key)
+                }
                 if let mebibytes = try stage.int("queueMiB", in: 1...65_536) { self[keyPath: path].queueBytes = mebibytes << 20 }
             }
         }
