@@ -44,10 +44,6 @@ struct ScanStage: Sendable {
     /// document is dropped unrecorded, like any other cut short by cancellation.
     func callAsFunction(_ document: DecodedDocument, with scanner: BarcodeScanner) async throws(StageStop) -> ScannedDocument {
         var job = document.job
-        if job.type == .governmentId, job.mrz == nil, let reading = try readMRZ(document, with: scanner) {
-            job.mrz = reading.mrz.lines.joined(separator: "\n")
-            if !reading.repairs.isEmpty { job.readWarnings = reading.repairs.map { "MRZ \($0)" } }
-        }
         // When the back may also carry the transaction's QR, one pass looks for both.
         var candidateBack: String?
         if case .qrImage(_, let candidates) = job.identity, case .file(let path) = job.images[.back], candidates.contains(path) {
@@ -61,6 +57,13 @@ struct ScanStage: Sendable {
             } catch {
                 throw .failed(DocumentFailure(error, context: "back image"))
             }
+        }
+        // The MRZ is read only where it can be the identity's source: no typed MRZ, and no licence data from the
+        // back's PDF417 (a licence back's search for a band it does not carry was a fifth of a run's CPU).
+        let licenceBack = backBarcodes?.contains { $0.format == .pdf417 && AAMVARecord.hasHeader($0.text) } ?? false
+        if job.type == .governmentId, job.mrz == nil, !licenceBack, let reading = try readMRZ(document, with: scanner) {
+            job.mrz = reading.mrz.lines.joined(separator: "\n")
+            if !reading.repairs.isEmpty { job.readWarnings = reading.repairs.map { "MRZ \($0)" } }
         }
         let transaction: TransactionReference
         switch job.identity {
