@@ -116,17 +116,14 @@ enum Session {
         return response
     }
 
+    /// The login form in the pages' own layout; `message` is one of this file's fixed sentences, never input.
     static func page(status: HTTPResponse.Status, message: String?) -> Response {
-        let notice = message.map { "<p class=\"error\">\($0)</p>" } ?? ""
-        let html = """
-            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in · verify-pipeline</title>
-            <link rel="stylesheet" href="/assets/view.css"></head><body><main>
-            <h1>verify-pipeline</h1>\(notice)
+        let notice = message.map { "<p class=\"error\">\($0)</p>\n" } ?? ""
+        let body = notice + """
             <form method="post" action="/login"><label>Token <input type="password" name="token" autocomplete="current-password" required></label>
-            <button type="submit">Sign in</button></form></main></body></html>
-
+            <button type="submit">Sign in</button></form>
             """
-        return View.respond(html, View.html, status: status)
+        return View.respond(Pages.layout(title: "Sign in · verify-pipeline", body: body), View.html, status: status)
     }
 }
 

@@ -62,10 +62,11 @@ struct PipelineOptions: ParsableArguments {
     /// The pipeline file's settings, its unset stage sizes following `--jobs` or the cores this process may use; the
     /// sizes are logged at info level.
     func configuration() throws -> PipelineConfiguration {
-        var configuration = try Self.load(pipeline).sized(forCores: jobs ?? MachineCores.allowed())
+        let cores = jobs ?? MachineCores.allowed()
+        var configuration = try Self.load(pipeline).sized(forCores: cores)
         configuration.allowedPaths += allowedPaths
         let plan = configuration.stagePlan.map { "\($0.stage) \($0.workers)/\($0.queue)" }.joined(separator: ", ")
-        makeLogger().info("stages (workers/queue)", metadata: ["stages": "\(plan)", "cores": "\(jobs ?? MachineCores.allowed())"])
+        makeLogger().info("stages (workers/queue)", metadata: ["stages": "\(plan)", "cores": "\(cores)"])
         return configuration
     }
 
