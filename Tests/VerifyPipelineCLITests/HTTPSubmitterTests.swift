@@ -100,12 +100,14 @@ struct HTTPSubmitterTests {
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
         let arguments = ["run", batch.path, "--store", store, "--pipeline", pipeline, "--omit-images"]
-        let killAfter = Int.random(in: 10...250)
-        let first = try InteractiveProcess(arguments)
+        // Paced, so the kill lands while at least 100 documents are still to go.
+        let killAfter = Int.random(in: 10...200)
+        let first = try InteractiveProcess(arguments, paced: true)
         var printed = 0
         while printed < killAfter, await first.nextLine() != nil { printed += 1 }
         kill(first.process.processIdentifier, SIGKILL)
         #expect(await first.waitForExit())
+        #expect(first.process.terminationReason == .uncaughtSignal, "killed after \(killAfter) results")
 
         let second = try await CLIRunner.run(arguments)
         #expect(second.status == 0, "\(second.stderr)")

@@ -12,8 +12,17 @@ final class InteractiveProcess: Sendable {
     /// Signalled once by each reader thread at the end of its pipe: after the exit, what the process wrote is all in.
     private let drained = DispatchSemaphore(value: 0)
     private let readersDone = Mutex(false)
+    /// Signalled by `nextLine` when it takes the last line read; a paced reader reads on only then.
+    private let demand = DispatchSemaphore(value: 0)
+    private let pacing: Mutex<Bool>
 
-    init(executable: URL = CLIRunner.executable, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// - Parameter paced: read the process's output only as the test asks for lines, through a pipe of one
+    ///   page, so the process can be at most about two pages of output ahead of what the test has taken (a
+    ///   kill after line N then lands while the process still has work to do).
+    init(
+        executable: URL = CLIRunner.executable, _ arguments: [String], environment: [String: String] = [:],
+        paced: Bool = false
+    ) throws {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -24,6 +33,11 @@ final class InteractiveProcess: Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         input = stdin.fileHandleForWriting
+        pacing = Mutex(paced)
+        if paced {
+            let pipeSize: Int32 = 4096, setPipeSize: Int32 = 1031  // F_SETPIPE_SZ
+            _ = fcntl(stdout.fileHandleForWriting.fileDescriptor, setPipeSize, pipeSize)
+        }
         try process.run()
         let output = stdout.fileHandleForReading
         Thread { [self] in
@@ -39,6 +53,7 @@ final class InteractiveProcess: Sendable {
                     self.lines.withLock { $0.append(line) }
                     self.arrived.signal()
                 }
+                while self.pacing.withLock({ $0 }), self.lines.withLock({ !$0.isEmpty }) { self.demand.wait() }
             }
         }.start()
         let errorHandle = stderr.fileHandleForReading
@@ -65,7 +80,9 @@ final class InteractiveProcess: Sendable {
     func nextLine(timeout: Double = 20) async -> String? {
         await offCooperativePool { [self] in
             guard arrived.wait(timeout: .now() + timeout) == .success else { return nil }
-            return lines.withLock { $0.removeFirst() }
+            let (line, taken) = lines.withLock { ($0.removeFirst(), $0.isEmpty) }
+            if taken { demand.signal() }
+            return line
         }
     }
 
@@ -80,6 +97,9 @@ final class InteractiveProcess: Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(20_000) }
         guard !process.isRunning else { return false }
+        // What is left in the pipe is read at once now.
+        pacing.withLock { $0 = false }
+        demand.signal()
         // The pipes end when the process (and any child holding them) is gone; their last bytes may still be in flight.
         if !readersDone.withLock({ $0 }),
            drained.wait(timeout: .now() + 5) == .success, drained.wait(timeout: .now() + 5) == .success {

@@ -111,8 +111,9 @@ struct RunCommandTests {
         let store = folder.appendingPathComponent("store.sqlite").path
         let arguments = ["run", batch.path, "--store", store, "--pipeline", pipeline.path, "--omit-images"]
 
-        let killAfter = Int.random(in: 10...250)
-        let first = try InteractiveProcess(arguments)
+        // At least 100 results (well over the two pages a paced reader lets the process write ahead) remain.
+        let killAfter = Int.random(in: 10...200)
+        let first = try InteractiveProcess(arguments, paced: true)
         var printed: [String] = []
         while printed.count < killAfter, let line = await first.nextLine() { printed.append(line) }
         kill(first.process.processIdentifier, SIGKILL)
