@@ -20,10 +20,21 @@ public final class PostgresTransactionStore: TransactionStore {
     private let keys: Mutex<(sealing: StoreSealing, wrapped: String?)>
     var sealing: StoreSealing { keys.withLock { $0.sealing } }
     public var isEncrypted: Bool { sealing.isSealed }
+    /// Nil only for a database an earlier version wrote, opened by a command that does not migrate: it names no
+    /// document.
+    private let identity: DocumentIdentity?
 
-    init(database: StoreDatabase, sealing: StoreSealing = .clear, wrapped: String? = nil) {
+    public func documentIdentity() throws(StoreError) -> DocumentIdentity {
+        guard let identity else {
+            throw .cannotOpen("\(database.location) was written by an earlier version: open it once with a command that writes (run, worker, enqueue) to migrate it")
+        }
+        return identity
+    }
+
+    init(database: StoreDatabase, sealing: StoreSealing = .clear, wrapped: String? = nil, identity: DocumentIdentity?) {
         self.database = database
         keys = Mutex((sealing, wrapped))
+        self.identity = identity
     }
 
     /// The store in `database`, its data key unwrapped with `encryption`'s key, or made for a new store that requires
@@ -54,7 +65,97 @@ public final class PostgresTransactionStore: TransactionStore {
             }
             throw StoreError.database("the store's key could not be recorded")
         }
-        return PostgresTransactionStore(database: database, sealing: sealing, wrapped: wrapped)
+        let identity = try await openIdentity(database, sealing)
+        return PostgresTransactionStore(database: database, sealing: sealing, wrapped: wrapped, identity: identity)
+    }
+
+    /// The store's document secret; a store without one (new, or written by an earlier version) gets one, and its
+    /// documents are renamed with it in the same transaction, then the tables rewritten without the old names. Nil
+    /// when the table is missing (an earlier version's database opened without migrating).
+    static func openIdentity(_ database: StoreDatabase, _ sealing: StoreSealing) async throws(StoreError) -> DocumentIdentity? {
+        let logger = database.logger
+        let (identity, renamed) = try await database.transaction { connection -> (DocumentIdentity?, Int) in
+            let exists = try await connection.query("SELECT to_regclass('document_identity') IS NOT NULL", logger: logger)
+                .collect().first?.decode(Bool.self) ?? false
+            guard exists else { return (nil, 0) }
+            for try await stored in try await connection.query("SELECT secret FROM document_identity WHERE id = 1", logger: logger)
+                .decode(String.self) {
+                return (try DocumentIdentity(stored: try sealing.open(stored, .documentIdentity, row: "1")), 0)
+            }
+            let identity = DocumentIdentity.generate()
+            let sealed = try sealing.seal(identity.stored, .documentIdentity, row: "1")
+            // Processes opening together: one inserts, the others wait for it here and then read its secret.
+            let inserted = try await connection.query("""
+                INSERT INTO document_identity (id, secret, created_at) VALUES (1, \(sealed), \(Date())) ON CONFLICT (id) DO NOTHING RETURNING 1
+                """, logger: logger).collect()
+            guard !inserted.isEmpty else {
+                for try await stored in try await connection.query("SELECT secret FROM document_identity WHERE id = 1", logger: logger)
+                    .decode(String.self) {
+                    return (try DocumentIdentity(stored: try sealing.open(stored, .documentIdentity, row: "1")), 0)
+                }
+                throw StoreError.database("the store's document secret could not be read")
+            }
+            return (identity, try await rename(connection, with: identity, sealing, logger: logger))
+        }
+        if renamed > 0 {
+            logger.notice("documents named by an earlier version were renamed with the store's secret", metadata: ["documents": "\(renamed)"])
+            // The old names stay in dead row versions until the tables are rewritten.
+            try await database.withConnection { connection in
+                try await connection.query("VACUUM FULL documents, submissions, transitions", logger: logger)
+                if try await holdsWorkQueue(connection, logger: logger) {
+                    try await connection.query("VACUUM FULL work_items", logger: logger)
+                }
+            }
+        }
+        return identity
+    }
+
+    /// Renames the documents an earlier version named with plain SHA-256: their rows (submissions follow, ON UPDATE
+    /// CASCADE), fields (sealed to their id), the transitions' reasons and the work queue's results that name them.
+    static func rename(_ connection: PostgresConnection, with identity: DocumentIdentity, _ sealing: StoreSealing,
+                       logger: Logger) async throws -> Int {
+        var documents: [(String, String, String, String)] = []
+        for try await row in try await connection.query("SELECT id, transaction_id, content_hash, fields FROM documents FOR UPDATE",
+                                                        logger: logger).decode((String, String, String, String).self) {
+            documents.append(row)
+        }
+        var renames: [String: String] = [:]
+        for (id, transactionId, contentHash, stored) in documents {
+            guard let rename = identity.rename(id: id, transactionId: transactionId, contentHash: contentHash) else { continue }
+            let fields = stored.isEmpty ? stored
+                : try sealing.seal(try sealing.open(stored, .documentFields, row: rename.from), .documentFields, row: rename.to)
+            try await connection.query("""
+                UPDATE documents SET id = \(rename.to), content_hash = \(rename.contentHash), fields = \(fields) WHERE id = \(rename.from)
+                """, logger: logger)
+            renames[rename.from] = rename.to
+        }
+        guard !renames.isEmpty else { return 0 }
+        var reasons: [(Int64, String)] = []
+        for try await row in try await connection.query("SELECT sequence, reason FROM transitions WHERE reason LIKE '%doc-%'", logger: logger)
+            .decode((Int64, String).self) {
+            reasons.append(row)
+        }
+        for (sequence, reason) in reasons {
+            let renamed = DocumentIdentity.renaming(reason, renames)
+            if renamed != reason {
+                try await connection.query("UPDATE transitions SET reason = \(renamed) WHERE sequence = \(sequence)", logger: logger)
+            }
+        }
+        guard try await holdsWorkQueue(connection, logger: logger) else { return renames.count }
+        var results: [(Int64, String)] = []
+        for try await row in try await connection.query("SELECT id, result FROM work_items WHERE result IS NOT NULL", logger: logger)
+            .decode((Int64, String).self) {
+            results.append(row)
+        }
+        for (id, stored) in results {
+            let result = try sealing.open(stored, .workResult, row: "\(id)")
+            let renamed = DocumentIdentity.renaming(result, renames)
+            if renamed != result {
+                let sealed = try sealing.seal(renamed, .workResult, row: "\(id)")
+                try await connection.query("UPDATE work_items SET result = \(sealed) WHERE id = \(id)", logger: logger)
+            }
+        }
+        return renames.count
     }
 
     // MARK: - Schema
@@ -171,6 +272,22 @@ public final class PostgresTransactionStore: TransactionStore {
                 "CREATE INDEX transactions_by_update ON transactions(updated_at, id)",
                 "CREATE INDEX transactions_by_status ON transactions(submission_status)",
                 "CREATE INDEX transitions_by_time ON transitions(at)",
+            ]),
+            // Document ids and content hashes are keyed with a secret of the store's own (one row, sealed in an
+            // encrypted store); the documents of an earlier version are renamed when a store opens (`openIdentity`),
+            // their submissions following the new id.
+            ("v10-document-identity", [
+                """
+                CREATE TABLE document_identity (
+                    id integer PRIMARY KEY CHECK (id = 1),
+                    secret text NOT NULL,
+                    created_at timestamptz NOT NULL
+                )
+                """,
+                """
+                ALTER TABLE submissions DROP CONSTRAINT submissions_document_id_fkey,
+                    ADD CONSTRAINT submissions_document_id_fkey FOREIGN KEY (document_id) REFERENCES documents(id) ON UPDATE CASCADE
+                """,
             ]),
     ]
 
@@ -487,9 +604,7 @@ public final class PostgresTransactionStore: TransactionStore {
                 """, logger: logger)
             // The work queue, in the same database when there is one, holds the documents' jobs and results too: done
             // ones, and queued ones that named their transaction (a worker that claims one reports it purged).
-            let queued = try await connection.query("SELECT to_regclass('work_items') IS NOT NULL", logger: logger)
-                .collect().first?.decode(Bool.self) ?? false
-            if queued {
+            if try await Self.holdsWorkQueue(connection, logger: logger) {
                 try await connection.query("""
                     UPDATE work_items SET job = '', result = NULL WHERE kind = 'document' AND transaction_id = ANY(\(ids))
                     """, logger: logger)
@@ -505,79 +620,131 @@ public final class PostgresTransactionStore: TransactionStore {
         let sealing = StoreSealing.sealed(dataKey), wrapped = try key.wrap(dataKey)
         let logger = logger, location = database.location
         let sealed = try await transaction { connection in
-            // A process connected in clear would go on writing clear values into the sealed store: none may be.
-            let others = try await connection.query("""
-                SELECT count(*)::int8 FROM pg_stat_activity
-                WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name <> \(PostgresLocation.applicationName)
-                """, logger: logger).collect().first?.decode(Int64.self) ?? 0
-            guard others == 0 else {
-                throw StoreError.cannotOpen("\(location) has \(others) other session(s) connected (a worker, a run, serve): stop every process using the store, then encrypt it")
-            }
-            // Writers in clear wait until the store is sealed, then fail to open what they read.
-            try await connection.query("LOCK TABLE transactions, documents, protect_states IN EXCLUSIVE MODE", logger: logger)
+            try await Self.takeAlone(connection, location: location, doing: "encrypt it", logger: logger)
             let inserted = try await connection.query("""
                 INSERT INTO store_keys (id, wrapped_key, created_at) VALUES (1, \(wrapped), \(time)) ON CONFLICT (id) DO NOTHING RETURNING 1
                 """, logger: logger).collect()
             guard !inserted.isEmpty else { throw StoreError.cannotOpen("\(location) is encrypted already") }
-            var count = 0
-            var transactions: [(String, String, String?)] = []
-            for try await row in try await connection.query(
-                "SELECT id, verification_code, signals FROM transactions WHERE purged_at IS NULL", logger: logger).decode((String, String, String?).self) {
-                transactions.append(row)
-            }
-            for (id, code, signals) in transactions {
-                let sealedCode = try sealing.seal(code, .verificationCode, row: id)
-                let sealedSignals = try sealing.seal(optional: signals, .signals, row: id)
-                try await connection.query("UPDATE transactions SET verification_code = \(sealedCode), signals = \(sealedSignals) WHERE id = \(id)",
-                                           logger: logger)
-                count += signals == nil ? 1 : 2
-            }
-            var documents: [(String, String)] = []
-            for try await row in try await connection.query("SELECT id, fields FROM documents WHERE fields <> ''", logger: logger)
-                .decode((String, String).self) {
-                documents.append(row)
-            }
-            for (id, fields) in documents {
-                let sealedFields = try sealing.seal(fields, .documentFields, row: id)
-                try await connection.query("UPDATE documents SET fields = \(sealedFields) WHERE id = \(id)", logger: logger)
-                count += 1
-            }
-            var states: [(String, String)] = []
-            for try await row in try await connection.query("SELECT transaction_id, state::text FROM protect_states", logger: logger)
-                .decode((String, String).self) {
-                states.append(row)
-            }
-            for (id, state) in states {
-                let sealedState = try ProtectStateColumn.seal(json: state, sealing, row: id)
-                try await connection.query("UPDATE protect_states SET state = \(sealedState)::jsonb WHERE transaction_id = \(id)", logger: logger)
-                count += 1
-            }
-            return count
+            return try await Self.reseal(connection, from: .clear, to: sealing, logger: logger)
         }
         keys.withLock { $0 = (sealing, wrapped) }
+        try await vacuumSealedTables()
         return sealed
     }
 
-    public func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) {
+    public func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
         let (sealing, old) = keys.withLock { $0 }
         let location = database.location, logger = logger
-        guard case .sealed(let dataKey) = sealing, let old else {
+        guard sealing.isSealed, let old else {
             throw .cannotOpen("\(location) is not encrypted: encrypt it with `verify-pipeline store encrypt`")
         }
-        let wrapped = try key.wrap(dataKey)
-        try await transaction { connection in
-            let rotated = try await connection.query("""
+        let dataKey = DataKey.generate()
+        let rotated = StoreSealing.sealed(dataKey), wrapped = try key.wrap(dataKey)
+        let count = try await transaction { connection in
+            try await Self.takeAlone(connection, location: location, doing: "rotate its key", logger: logger)
+            let changed = try await connection.query("""
                 UPDATE store_keys SET wrapped_key = \(wrapped), rotated_at = \(time) WHERE id = 1 AND wrapped_key = \(old) RETURNING 1
                 """, logger: logger).collect()
-            guard !rotated.isEmpty else {
+            guard !changed.isEmpty else {
                 throw StoreError.cannotOpen("the key of \(location) was rotated by another process meanwhile; nothing was changed")
             }
+            return try await Self.reseal(connection, from: sealing, to: rotated, logger: logger)
         }
-        keys.withLock { $0.wrapped = wrapped }
-        // The update left the old wrapping in a dead row version of the table's file: rewriting the (one-row) table
-        // drops it. Copies in WAL not yet recycled, archives, replicas and backups are beyond this command.
+        keys.withLock { $0 = (rotated, wrapped) }
+        try await vacuumSealedTables()
+        return count
+    }
+
+    /// Inside a transaction that changes how the store is sealed: no other session may be connected (a process that
+    /// holds the old sealing would go on writing with it), and one that connects meanwhile waits on the key table
+    /// until the change is committed, then reads the new key.
+    static func takeAlone(_ connection: PostgresConnection, location: String, doing action: String, logger: Logger) async throws {
+        try await connection.query("LOCK TABLE store_keys IN ACCESS EXCLUSIVE MODE", logger: logger)
+        let others = try await connection.query("""
+            SELECT count(*)::int8 FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name <> \(PostgresLocation.applicationName)
+            """, logger: logger).collect().first?.decode(Int64.self) ?? 0
+        guard others == 0 else {
+            throw StoreError.cannotOpen("\(location) has \(others) other session(s) connected (a worker, a run, serve): stop every process using the store, then \(action)")
+        }
+        try await connection.query("LOCK TABLE transactions, documents, protect_states IN EXCLUSIVE MODE", logger: logger)
+    }
+
+    /// Every sealed value opened with `old` and sealed again with `new` (`.clear` for a store in clear): the
+    /// transactions' codes and signals, the documents' fields, the Protect states, the document secret and, in a
+    /// database that holds the work queue, its items' jobs and results. Returns how many values.
+    static func reseal(_ connection: PostgresConnection, from old: StoreSealing, to new: StoreSealing, logger: Logger) async throws -> Int {
+        var count = 0
+        var transactions: [(String, String, String?)] = []
+        for try await row in try await connection.query(
+            "SELECT id, verification_code, signals FROM transactions WHERE purged_at IS NULL", logger: logger).decode((String, String, String?).self) {
+            transactions.append(row)
+        }
+        for (id, code, signals) in transactions {
+            let sealedCode = try new.seal(try old.open(code, .verificationCode, row: id), .verificationCode, row: id)
+            let sealedSignals = try new.seal(optional: try old.open(optional: signals, .signals, row: id), .signals, row: id)
+            try await connection.query("UPDATE transactions SET verification_code = \(sealedCode), signals = \(sealedSignals) WHERE id = \(id)",
+                                       logger: logger)
+            count += signals == nil ? 1 : 2
+        }
+        var documents: [(String, String)] = []
+        for try await row in try await connection.query("SELECT id, fields FROM documents WHERE fields <> ''", logger: logger)
+            .decode((String, String).self) {
+            documents.append(row)
+        }
+        for (id, fields) in documents {
+            let sealedFields = try new.seal(try old.open(fields, .documentFields, row: id), .documentFields, row: id)
+            try await connection.query("UPDATE documents SET fields = \(sealedFields) WHERE id = \(id)", logger: logger)
+            count += 1
+        }
+        var states: [(String, String)] = []
+        for try await row in try await connection.query("SELECT transaction_id, state::text FROM protect_states", logger: logger)
+            .decode((String, String).self) {
+            states.append(row)
+        }
+        for (id, state) in states {
+            let json = try ProtectStateColumn.open(json: state, old, row: id)
+            let sealedState = try ProtectStateColumn.seal(json: json, new, row: id)
+            try await connection.query("UPDATE protect_states SET state = \(sealedState)::jsonb WHERE transaction_id = \(id)", logger: logger)
+            count += 1
+        }
+        for try await secret in try await connection.query("SELECT secret FROM document_identity WHERE id = 1", logger: logger).decode(String.self) {
+            let sealed = try new.seal(try old.open(secret, .documentIdentity, row: "1"), .documentIdentity, row: "1")
+            try await connection.query("UPDATE document_identity SET secret = \(sealed) WHERE id = 1", logger: logger)
+            count += 1
+        }
+        guard try await holdsWorkQueue(connection, logger: logger) else { return count }
+        var items: [(Int64, String, String?)] = []
+        for try await row in try await connection.query("""
+            SELECT id, job, result FROM work_items WHERE kind = 'document' AND (job <> '' OR result IS NOT NULL) FOR UPDATE
+            """, logger: logger).decode((Int64, String, String?).self) {
+            items.append(row)
+        }
+        for (id, job, result) in items {
+            let row = "\(id)"
+            let sealedJob = job.isEmpty ? job : try new.seal(try old.open(job, .workJob, row: row), .workJob, row: row)
+            let sealedResult = try new.seal(optional: try old.open(optional: result, .workResult, row: row), .workResult, row: row)
+            try await connection.query("UPDATE work_items SET job = \(sealedJob), result = \(sealedResult) WHERE id = \(id)", logger: logger)
+            count += (job.isEmpty ? 0 : 1) + (result == nil ? 0 : 1)
+        }
+        return count
+    }
+
+    /// Whether the database holds the work queue's tables too (the queue keeps its items sealed with the store's key).
+    static func holdsWorkQueue(_ connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        try await connection.query("SELECT to_regclass('work_items') IS NOT NULL", logger: logger).collect().first?.decode(Bool.self) ?? false
+    }
+
+    /// Rewrites the tables that hold sealed values, so that the row versions an encryption or a rotation replaced
+    /// (clear values, values under the retired data key, its old wrapping) leave their files. Copies in WAL not yet
+    /// recycled, archives, replicas and backups are beyond this.
+    func vacuumSealedTables() async throws(StoreError) {
+        let logger = logger
         try await withConnection { connection in
-            try await connection.query("VACUUM FULL store_keys", logger: logger)
+            try await connection.query("VACUUM FULL store_keys, document_identity, transactions, documents, protect_states", logger: logger)
+            if try await Self.holdsWorkQueue(connection, logger: logger) {
+                try await connection.query("VACUUM FULL work_items", logger: logger)
+            }
         }
     }
 

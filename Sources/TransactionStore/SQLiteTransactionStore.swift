@@ -17,6 +17,8 @@ public final class SQLiteTransactionStore: TransactionStore {
     private let keys: Mutex<(sealing: StoreSealing, wrapped: String?)>
     var sealing: StoreSealing { keys.withLock { $0.sealing } }
     public var isEncrypted: Bool { sealing.isSealed }
+    private let identity: DocumentIdentity
+    public func documentIdentity() throws(StoreError) -> DocumentIdentity { identity }
 
     /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open, then the data
     /// key is unwrapped with `encryption`'s key (or made, for a new store that requires encryption). An existing
@@ -41,7 +43,18 @@ public final class SQLiteTransactionStore: TransactionStore {
             let superseded = try pool.read { db in try Self.migrator.hasBeenSuperseded(db) }
             if superseded { throw StoreError.newerSchema(path) }
             try Self.migrate(pool)
-            keys = Mutex(try Self.openKeys(pool, encryption, location: path))
+            let opened = try Self.openKeys(pool, encryption, location: path)
+            keys = Mutex(opened)
+            let (identity, renamed) = try Self.openIdentity(pool, opened.sealing)
+            self.identity = identity
+            if renamed > 0 {
+                // The plain ids and hashes leave the file (and its WAL) with the pages that held them.
+                try pool.writeWithoutTransaction { db in
+                    try db.execute(sql: "VACUUM")
+                    try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                }
+                logger.notice("documents named by an earlier version were renamed with the store's secret", metadata: ["documents": "\(renamed)"])
+            }
             // Only once the file has shown itself a store: a file that is not one is left as it was.
             if exists { Self.tightenPermissions(path, logger: logger) }
         } catch let error as StoreError {
@@ -70,6 +83,50 @@ public final class SQLiteTransactionStore: TransactionStore {
             try db.execute(sql: "INSERT INTO storeKeys (id, wrappedKey, createdAt) VALUES (1, ?, ?)", arguments: [newWrapped, Date()])
             return (sealing, newWrapped)
         }
+    }
+
+    /// The store's document secret; a store without one (new, or written by an earlier version) gets one, and its
+    /// documents are renamed with it in the same transaction. Returns how many documents were renamed.
+    static func openIdentity(_ pool: DatabasePool, _ sealing: StoreSealing) throws -> (DocumentIdentity, renamed: Int) {
+        let select = "SELECT secret FROM documentIdentity WHERE id = 1"
+        if let stored = try pool.read({ db in try String.fetchOne(db, sql: select) }) {
+            return (try DocumentIdentity(stored: try sealing.open(stored, .documentIdentity, row: "1")), 0)
+        }
+        return try pool.write { db in
+            if let stored = try String.fetchOne(db, sql: select) {
+                return (try DocumentIdentity(stored: try sealing.open(stored, .documentIdentity, row: "1")), 0)
+            }
+            let identity = DocumentIdentity.generate()
+            try db.execute(sql: "INSERT INTO documentIdentity (id, secret, createdAt) VALUES (1, ?, ?)",
+                           arguments: [try sealing.seal(identity.stored, .documentIdentity, row: "1"), Date()])
+            return (identity, try rename(db, with: identity, sealing))
+        }
+    }
+
+    /// Renames the documents an earlier version named with plain SHA-256: their rows, submissions and fields (sealed
+    /// to their id) and the transitions' reasons that name them.
+    static func rename(_ db: Database, with identity: DocumentIdentity, _ sealing: StoreSealing) throws -> Int {
+        try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
+        var renames: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, transactionId, contentHash, fields FROM documents") {
+            guard let rename = identity.rename(id: row["id"], transactionId: row["transactionId"], contentHash: row["contentHash"]) else { continue }
+            let stored: String = row["fields"]
+            let fields = stored.isEmpty ? stored
+                : try sealing.seal(try sealing.open(stored, .documentFields, row: rename.from), .documentFields, row: rename.to)
+            try db.execute(sql: "UPDATE documents SET id = ?, contentHash = ?, fields = ? WHERE id = ?",
+                           arguments: [rename.to, rename.contentHash, fields, rename.from])
+            try db.execute(sql: "UPDATE submissions SET documentId = ? WHERE documentId = ?", arguments: [rename.to, rename.from])
+            renames[rename.from] = rename.to
+        }
+        guard !renames.isEmpty else { return 0 }
+        for row in try Row.fetchAll(db, sql: "SELECT sequence, reason FROM transitions WHERE reason LIKE '%doc-%'") {
+            let reason: String = row["reason"]
+            let renamed = DocumentIdentity.renaming(reason, renames)
+            if renamed != reason {
+                try db.execute(sql: "UPDATE transitions SET reason = ? WHERE sequence = ?", arguments: [renamed, row["sequence"] as Int64])
+            }
+        }
+        return renames.count
     }
 
     /// Identity data: the store and its -wal and -shm files are for their owner only.
@@ -186,6 +243,15 @@ public final class SQLiteTransactionStore: TransactionStore {
                 CREATE INDEX transactionsByUpdate ON transactions(updatedAt, id);
                 CREATE INDEX transactionsByStatus ON transactions(submissionStatus);
                 CREATE INDEX transitionsByTime ON transitions(at);
+                """),
+        // Document ids and content hashes are keyed with a secret of the store's own (one row, sealed in an encrypted
+        // store); the documents of an earlier version are renamed when a store opens (`openIdentity`).
+        ("v8-document-identity", """
+                CREATE TABLE documentIdentity (
+                    id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                    secret TEXT NOT NULL,
+                    createdAt DATETIME NOT NULL
+                );
                 """),
     ]
 
@@ -560,24 +626,7 @@ public final class SQLiteTransactionStore: TransactionStore {
                 throw StoreError.cannotOpen("\(location) is encrypted already")
             }
             try db.execute(sql: "INSERT INTO storeKeys (id, wrappedKey, createdAt) VALUES (1, ?, ?)", arguments: [wrapped, time])
-            var count = 0
-            for row in try TransactionRow.filter(Column("purgedAt") == nil).fetchAll(db) {
-                try db.execute(sql: "UPDATE transactions SET verificationCode = ?, signals = ? WHERE id = ?",
-                               arguments: [try sealing.seal(row.verificationCode, .verificationCode, row: row.id),
-                                           try sealing.seal(optional: row.signals, .signals, row: row.id), row.id])
-                count += row.signals == nil ? 1 : 2
-            }
-            for row in try DocumentRow.filter(Column("fields") != "").fetchAll(db) {
-                try db.execute(sql: "UPDATE documents SET fields = ? WHERE id = ?",
-                               arguments: [try sealing.seal(row.fields, .documentFields, row: row.id), row.id])
-                count += 1
-            }
-            for row in try ProtectStateRow.fetchAll(db) {
-                try db.execute(sql: "UPDATE protectStates SET state = ? WHERE transactionId = ?",
-                               arguments: [try ProtectStateColumn.seal(json: row.state, sealing, row: row.transactionId), row.transactionId])
-                count += 1
-            }
-            return count
+            return try Self.reseal(db, from: .clear, to: sealing)
         }
         keys.withLock { $0 = (sealing, wrapped) }
         // The values in clear leave the file (and its WAL) with the pages that held them.
@@ -585,25 +634,57 @@ public final class SQLiteTransactionStore: TransactionStore {
         return sealed
     }
 
-    public func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) {
+    public func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
         let (sealing, old) = keys.withLock { $0 }
-        guard case .sealed(let dataKey) = sealing, let old else { throw .cannotOpen("\(path) is not encrypted: encrypt it with `verify-pipeline store encrypt`") }
-        let wrapped = try key.wrap(dataKey), location = path
-        try await writeWithoutTransaction { db in
-            // The old wrapping is overwritten where it lay, then the WAL emptied: the old key opens nothing left behind.
-            try db.execute(sql: "PRAGMA secure_delete = ON")
-            defer { try? db.execute(sql: "PRAGMA secure_delete = OFF") }
-            try db.inTransaction(.immediate) {
-                try db.execute(sql: "UPDATE storeKeys SET wrappedKey = ?, rotatedAt = ? WHERE id = 1 AND wrappedKey = ?",
-                               arguments: [wrapped, time, old])
-                guard db.changesCount == 1 else {
-                    throw StoreError.cannotOpen("the key of \(location) was rotated by another process meanwhile; nothing was changed")
-                }
-                return .commit
+        guard sealing.isSealed, let old else { throw .cannotOpen("\(path) is not encrypted: encrypt it with `verify-pipeline store encrypt`") }
+        let dataKey = DataKey.generate()
+        let rotated = StoreSealing.sealed(dataKey), wrapped = try key.wrap(dataKey), location = path
+        let count = try await write { db in
+            try db.execute(sql: "UPDATE storeKeys SET wrappedKey = ?, rotatedAt = ? WHERE id = 1 AND wrappedKey = ?",
+                           arguments: [wrapped, time, old])
+            guard db.changesCount == 1 else {
+                throw StoreError.cannotOpen("the key of \(location) was rotated by another process meanwhile; nothing was changed")
             }
-            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            return try Self.reseal(db, from: sealing, to: rotated)
         }
-        keys.withLock { $0.wrapped = wrapped }
+        keys.withLock { $0 = (rotated, wrapped) }
+        // The values under the old data key, and its old wrapping, leave the file and its WAL.
+        try await vacuum()
+        return count
+    }
+
+    /// Every sealed value opened with `old` and sealed again with `new` (`.clear` for a store in clear): the
+    /// transactions' codes and signals, the documents' fields, the Protect states and the document secret. Returns how
+    /// many values.
+    static func reseal(_ db: Database, from old: StoreSealing, to new: StoreSealing) throws -> Int {
+        var count = 0
+        for row in try TransactionRow.filter(Column("purgedAt") == nil).fetchAll(db) {
+            let code = try old.open(row.verificationCode, .verificationCode, row: row.id)
+            let signals = try old.open(optional: row.signals, .signals, row: row.id)
+            try db.execute(sql: "UPDATE transactions SET verificationCode = ?, signals = ? WHERE id = ?",
+                           arguments: [try new.seal(code, .verificationCode, row: row.id),
+                                       try new.seal(optional: signals, .signals, row: row.id), row.id])
+            count += signals == nil ? 1 : 2
+        }
+        for row in try DocumentRow.filter(Column("fields") != "").fetchAll(db) {
+            let fields = try old.open(row.fields, .documentFields, row: row.id)
+            try db.execute(sql: "UPDATE documents SET fields = ? WHERE id = ?",
+                           arguments: [try new.seal(fields, .documentFields, row: row.id), row.id])
+            count += 1
+        }
+        for row in try ProtectStateRow.fetchAll(db) {
+            let json = try ProtectStateColumn.open(json: row.state, old, row: row.transactionId)
+            try db.execute(sql: "UPDATE protectStates SET state = ? WHERE transactionId = ?",
+                           arguments: [try ProtectStateColumn.seal(json: json, new, row: row.transactionId), row.transactionId])
+            count += 1
+        }
+        if let secret = try String.fetchOne(db, sql: "SELECT secret FROM documentIdentity WHERE id = 1") {
+            let opened = try old.open(secret, .documentIdentity, row: "1")
+            try db.execute(sql: "UPDATE documentIdentity SET secret = ? WHERE id = 1",
+                           arguments: [try new.seal(opened, .documentIdentity, row: "1")])
+            count += 1
+        }
+        return count
     }
 
     /// Rewrites the file without its free pages and empties the WAL, so that removed bytes leave both.
@@ -665,14 +746,12 @@ public final class SQLiteTransactionStore: TransactionStore {
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
-        let clear = if case .clear = sealing { true } else { false }
+        let wrapped = keys.withLock { $0.wrapped }
         do {
             return try await pool.write { db in
-                // A process that opened the store in clear writes nothing once another has encrypted it: its rows would
-                // be clear values among sealed ones, which then do not open.
-                if clear, try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM storeKeys)") == true {
-                    throw StoreError.cannotOpen("the store was encrypted by another process while this one wrote in clear: start it again with the store's key")
-                }
+                // A process writes nothing once another has encrypted the store or rotated its data key: its values
+                // would be clear or sealed under a retired key among the others, and would not open.
+                try Self.requireDataKey(db, wrapped)
                 return try body(db)
             }
         } catch let error as StoreError {
@@ -680,6 +759,15 @@ public final class SQLiteTransactionStore: TransactionStore {
         } catch {
             throw .database(Self.describe(error))
         }
+    }
+
+    /// Throws unless the store's data key is still the one this process opened it with (`wrapped`; nil: in clear).
+    static func requireDataKey(_ db: Database, _ wrapped: String?) throws {
+        let current = try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1")
+        guard current != wrapped else { return }
+        throw StoreError.cannotOpen(wrapped == nil
+            ? "the store was encrypted by another process while this one wrote in clear: start it again with the store's key"
+            : "the store's data key was rotated by another process: start this one again with the store's current key")
     }
 
     func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
@@ -695,6 +783,14 @@ public final class SQLiteTransactionStore: TransactionStore {
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
             return try await pool.read(body)
+        } catch StoreError.tampered(let place) {
+            // A value that does not open may have been sealed again by a key rotation this process did not see.
+            let wrapped = keys.withLock { $0.wrapped }
+            let current = try? await pool.read { db in try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1") }
+            if let current, current != wrapped {
+                throw StoreError.cannotOpen("the store's data key was rotated by another process: start this one again with the store's current key")
+            }
+            throw StoreError.tampered(place)
         } catch let error as StoreError {
             throw error
         } catch {

@@ -48,13 +48,16 @@ enum ProtectStateColumn {
         return "\"\(try sealing.seal(json, .protectState, row: transactionId))\""
     }
 
+    /// The state's JSON out of what the column holds (`seal(json:)`'s inverse).
+    static func open(json text: String, _ sealing: StoreSealing, row transactionId: String) throws(StoreError) -> String {
+        guard sealing.isSealed else { return text }
+        guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") else { throw .tampered("\(SealedColumn.protectState.rawValue) of \(transactionId)") }
+        return try sealing.open(String(text.dropFirst().dropLast()), .protectState, row: transactionId)
+    }
+
     static func decode<State: Decodable>(_ text: String, as type: State.Type, _ sealing: StoreSealing,
                                          row transactionId: String) throws(StoreError) -> State {
-        var json = text
-        if sealing.isSealed {
-            guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") else { throw .tampered("\(SealedColumn.protectState.rawValue) of \(transactionId)") }
-            json = try sealing.open(String(text.dropFirst().dropLast()), .protectState, row: transactionId)
-        }
+        let json = try open(json: text, sealing, row: transactionId)
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         do {

@@ -80,6 +80,8 @@ public enum SealedColumn: String, Sendable {
     case protectState = "protectStates.state"
     case workJob = "work_items.job"
     case workResult = "work_items.result"
+    /// The secret document ids are made with (`DocumentIdentity`), one row.
+    case documentIdentity = "documentIdentity.secret"
 }
 
 /// Whether a store seals its values, and the sealing and opening itself. A sealed value is `$vp1$` and the base64 of

@@ -257,9 +257,13 @@ public protocol TransactionStore: Sendable {
     /// Seals every value of a store in clear under a new data key wrapped by `key`, in one database transaction;
     /// returns how many values it sealed. A store encrypted already is refused.
     func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int
-    /// Wraps the data key under `key` instead of the key the store was opened with, without rewriting any value:
-    /// processes that hold the data key go on; the old key no longer opens the store.
-    func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError)
+    /// Replaces the data key with a new one wrapped by `key`: every sealed value is sealed again under it in one
+    /// database transaction, then the tables are rewritten so the old values and wrapping leave their files. Returns
+    /// how many values. The key the store was opened with opens nothing of it afterwards. Other processes must be
+    /// stopped first (PostgreSQL refuses while any is connected; on SQLite their next write is refused).
+    func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int
+    /// The secret the pipeline names documents with (`DocumentIdentity`).
+    func documentIdentity() throws(StoreError) -> DocumentIdentity
 }
 
 /// Where a page of the transaction list ends: its last transaction's update time and id.

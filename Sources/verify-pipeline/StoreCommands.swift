@@ -86,11 +86,13 @@ extension VerifyPipeline.StoreCommand {
     struct RotateKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rotate-key",
-            abstract: "Wrap the store's data key under a new key-encryption key.",
+            abstract: "Replace the store's data key, under a new key-encryption key.",
             discussion: """
-            Opens the store with the key in --key-env's variable (VERIFY_PIPELINE_STORE_KEY by default) and re-wraps its \
-            data key under the key in --new-key-env's variable, without rewriting any value. Running processes go on; \
-            from then on only the new key opens the store.
+            Opens the store with the key in --key-env's variable (VERIFY_PIPELINE_STORE_KEY by default), makes a new \
+            data key wrapped by the key in --new-key-env's variable, and seals every value again under it in one \
+            database transaction; the tables are then rewritten so that the old values and wrapping leave their files. \
+            The old key opens nothing of the store afterwards. Stop the processes using the store first: PostgreSQL \
+            refuses while another session is connected; on SQLite a process still running has its next write refused.
             """
         )
 
@@ -120,17 +122,17 @@ extension VerifyPipeline.StoreCommand {
                 throw ExitCode(2)
             }
             let location = try StoreLocation.resolve(option: store.url).description
-            try await store.withStore(create: false, encryption: .ifEncrypted(oldKey)) { store in
+            let sealed = try await store.withStore(create: false, encryption: .ifEncrypted(oldKey)) { store in
                 guard store.isEncrypted else {
                     throw StoreError.cannotOpen("\(location) is not encrypted: encrypt it with `verify-pipeline store encrypt`")
                 }
-                try await store.rotateKey(to: newKey, at: Date())
+                return try await store.rotateKey(to: newKey, at: Date())
             }
             // What the old key can still open differs by backend (README, "Identity data at rest"): said as it is.
             let remains = location.hasPrefix("postgres")
-                ? "the key in \(oldKey.variable) no longer opens it; copies of the old wrapping in WAL, archives, replicas or backups still open the same data key"
-                : "the key in \(oldKey.variable) no longer opens it; backups taken before still do"
-            CommandOutput.standardError("verify-pipeline: the data key of \(location) is now wrapped by the key in \(newKey.variable); \(remains)\n")
+                ? "the key in \(oldKey.variable) opens none of them; the server's WAL not yet recycled, archives, replicas and backups taken before still hold the old values and wrapping"
+                : "the key in \(oldKey.variable) opens none of them; backups taken before still hold the old values and wrapping"
+            CommandOutput.standardError("verify-pipeline: sealed \(sealed) values of \(location) again under a new data key wrapped by the key in \(newKey.variable); \(remains)\n")
         }
     }
 }

@@ -182,7 +182,7 @@ struct AtRestTests {
         #expect(try await RawStore(location: location).contains(identity(2).name))
         try await location.withStore(create: false, encryption: .ifEncrypted(testKey)) { store throws in
             #expect(!store.isEncrypted)
-            #expect(try await store.encrypt(with: testKey, at: t0) == 12)   // 3 codes, 3 payloads, 3 documents, 3 Protect states
+            #expect(try await store.encrypt(with: testKey, at: t0) == 13)   // 3 codes, 3 payloads, 3 documents, 3 Protect states, the document secret
             await #expect(throws: StoreError.self) { _ = try await store.encrypt(with: testKey, at: t0) }
             #expect(try await store.document(id: "doc-2")?.fields[.lastName] == identity(2).name)
         }
@@ -195,7 +195,7 @@ struct AtRestTests {
         #expect(try await !RawStore(location: location).contains(identity(4).name))
     }
 
-    @Test("rotate-key re-wraps the data key: the data stays, a store holding it goes on, the old key opens nothing", arguments: [StoreKind.sqlite, .postgres])
+    @Test("rotate-key replaces the data key: the data stays, the rotating process goes on, the old key and wrapping open nothing", arguments: [StoreKind.sqlite, .postgres])
     func rotation(_ kind: StoreKind) async throws {
         let location = try await kind.freshLocation()
         let raw = RawStore(location: location)
@@ -203,32 +203,78 @@ struct AtRestTests {
         try await location.withStore(create: true, encryption: .required(testKey)) { store in
             try await fill(store, 1)
             let before = try #require(try await raw.text("SELECT \(wrappedKey) FROM \(keys)"))
+            let sealedBefore = try #require(try await raw.text("SELECT fields FROM documents"))
             // On PostgreSQL the pages reach the table's file at a checkpoint: the old wrapping is there before the rotation.
             if case .postgres = location { try await TestPostgres.execute(location.description, ["CHECKPOINT"]) }
-            try await store.rotateKey(to: otherKey, at: t0)
-            // This process keeps its data key: it writes and reads on.
+            // 1 code, 1 payload, 1 document, 1 Protect state, the document secret.
+            #expect(try await store.rotateKey(to: otherKey, at: t0) == 5)
+            // The rotating process holds the new data key: it writes and reads on.
             try await fill(store, 2)
             #expect(try await store.document(id: "doc-1")?.fields[.lastName] == identity(1).name)
             #expect(try await raw.text("SELECT \(wrappedKey) FROM \(keys)") != before)
-            if case .sqlite = location { #expect(try await !raw.contains(before), "the old wrapping is gone from the file and WAL") }
+            #expect(try await raw.text("SELECT fields FROM documents WHERE id = 'doc-1'") != sealedBefore, "sealed again under the new data key")
+            if case .sqlite = location {
+                #expect(try await !raw.contains(before), "the old wrapping is gone from the file and WAL")
+                #expect(try await !raw.contains(sealedBefore), "the value under the old data key is gone from the file and WAL")
+            }
             if case .postgres = location {
                 // VACUUM drops a dead row version only when no transaction that could still see it runs anywhere on
                 // the server: with the other suites' transactions gone, a rotation's rewrite removes the old wrapping.
                 let horizon = "SELECT count(*)::text FROM pg_stat_activity WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()"
                 for _ in 0..<600 where try await raw.text(horizon) != "0" { try await Task.sleep(for: .milliseconds(100)) }
-                try await store.rotateKey(to: otherKey, at: t0)
+                #expect(try await store.rotateKey(to: testKey, at: t0) == 9)
+                #expect(try await store.rotateKey(to: otherKey, at: t0) == 9)
                 try await TestPostgres.execute(location.description, ["CHECKPOINT"])
-                // The table's own file, as someone with the data directory reads it (the test server's role may read it).
-                let inHeap = try await raw.text("""
-                    SELECT position(convert_to('\(before)', 'UTF8') in pg_read_binary_file(pg_relation_filepath('store_keys')))::text
-                    """)
-                #expect(inHeap == "0", "the old wrapping is gone from store_keys' heap file")
+                // The tables' own files, as someone with the data directory reads them (the test server's role may).
+                for (table, value) in [("store_keys", before), ("documents", sealedBefore)] {
+                    let inHeap = try await raw.text("""
+                        SELECT position(convert_to('\(value)', 'UTF8') in pg_read_binary_file(pg_relation_filepath('\(table)')))::text
+                        """)
+                    #expect(inHeap == "0", "the old value is gone from \(table)' heap file")
+                }
             }
         }
         await #expect(throws: StoreError.self) { try await location.withStore(create: false, encryption: .ifEncrypted(testKey)) { _ in } }
         try await location.withStore(create: false, encryption: .ifEncrypted(otherKey)) { store throws in
             #expect(try await store.document(id: "doc-2")?.fields[.documentNumber] == identity(2).number)
             #expect(try await store.transaction(id: "txn-1")?.verificationCode == identity(1).code)
+        }
+    }
+
+    @Test("after rotate-key, the old key with the old wrapping (as a backup holds them) opens no value of the store", arguments: [StoreKind.sqlite, .postgres])
+    func retiredKeyWithItsWrapping(_ kind: StoreKind) async throws {
+        let location = try await kind.freshLocation()
+        let raw = RawStore(location: location)
+        let wrappedKey = raw.column("wrappedKey", "wrapped_key"), keys = raw.column("storeKeys", "store_keys")
+        let retired = try await location.withStore(create: true, encryption: .required(testKey)) { store in
+            try await fill(store, 1)
+            let wrapping = try #require(try await raw.text("SELECT \(wrappedKey) FROM \(keys)"))
+            _ = try await store.rotateKey(to: otherKey, at: t0)
+            return wrapping
+        }
+        try await raw.execute("UPDATE \(keys) SET \(wrappedKey) = '\(retired)'")
+        // The old wrapping unwraps the old data key; the first value the store opens, its document secret, is
+        // sealed under the new one.
+        await #expect(throws: StoreError.tampered("documentIdentity.secret of 1")) {
+            try await location.withStore(create: false, encryption: .ifEncrypted(testKey)) { _ in }
+        }
+    }
+
+    @Test("a SQLite process that opened the store before a rotation writes nothing after it: it is told to start again")
+    func writerAfterRotation() async throws {
+        let location = try await StoreKind.sqlite.freshLocation()
+        try await location.withStore(create: true, encryption: .required(testKey)) { first in
+            try await fill(first, 1)
+            try await location.withStore(create: false, encryption: .ifEncrypted(testKey)) { rotating in
+                _ = try await rotating.rotateKey(to: otherKey, at: t0)
+            }
+            let refused = StoreError.cannotOpen("the store's data key was rotated by another process: start this one again with the store's current key")
+            await #expect(throws: refused) { try await fill(first, 2) }
+            await #expect(throws: refused) { _ = try await first.document(id: "doc-1") }
+        }
+        try await location.withStore(create: false, encryption: .ifEncrypted(otherKey)) { store throws in
+            #expect(try await store.document(id: "doc-1")?.fields[.lastName] == identity(1).name)
+            #expect(try await store.transaction(id: "txn-2") == nil)
         }
     }
 

@@ -175,15 +175,16 @@ struct AtRestCommandTests {
         #expect(mixed.status == 2 && mixed.stderr.contains("holds identity data in clear"), "\(mixed.stderr)")
 
         let encrypt = try await CLIRunner.run(["store", "encrypt", "--store", store])
-        // 9 verification codes and the fields of the 12 documents collected (Protect is off: no payloads).
-        #expect(encrypt.status == 0 && encrypt.stderr.contains("sealed 21 values"), "\(encrypt.stderr)")
+        // 9 verification codes, the fields of the 12 documents collected (Protect is off: no payloads) and the
+        // document secret.
+        #expect(encrypt.status == 0 && encrypt.stderr.contains("sealed 22 values"), "\(encrypt.stderr)")
         #expect(try await CLIRunner.run(["status", "--store", store]).stdout.contains(" sealed "))
         #expect(try await CLIRunner.run(["store", "encrypt", "--store", store]).stderr.contains("encrypted already"))
 
         let newKey = Data((0..<32).map { UInt8(truncatingIfNeeded: 0x42 &+ $0 &* 37) }).base64EncodedString()
         let rotate = try await CLIRunner.run(["store", "rotate-key", "--new-key-env", "NEW_TEST_KEY", "--store", store],
                                              environment: ["NEW_TEST_KEY": newKey])
-        #expect(rotate.status == 0 && rotate.stderr.contains("the key in VERIFY_PIPELINE_STORE_KEY no longer opens it"), "\(rotate.stderr)")
+        #expect(rotate.status == 0 && rotate.stderr.contains("sealed 22 values of \(store) again under a new data key wrapped by the key in NEW_TEST_KEY; the key in VERIFY_PIPELINE_STORE_KEY opens none of them"), "\(rotate.stderr)")
         #expect(try await CLIRunner.run(["status", "--store", store]).status == 2)
         let reopened = try await CLIRunner.run(["status", "txn-batch-004", "--store", store, "--key-env", "NEW_TEST_KEY"],
                                                environment: ["NEW_TEST_KEY": newKey])
@@ -243,7 +244,7 @@ struct AtRestCommandTests {
         #expect(await worker.waitForExit(timeout: 20))
     }
 
-    @Test("rotate-key under a running worker: every document is processed once, and the old key no longer opens the store")
+    @Test("rotate-key while a worker runs is refused, nothing changed; once it stopped, the data key is replaced and the old key opens nothing")
     func rotateUnderWorker() async throws {
         let store = try await freshPostgresStore()
         let folder = try temporaryFolder("at-rest-rotate")
@@ -264,11 +265,17 @@ struct AtRestCommandTests {
         // them too.
         #expect(results.contains("@example.com"))
         let newKey = Data((0..<32).map { UInt8(truncatingIfNeeded: 0x66 &+ $0 &* 37) }).base64EncodedString()
-        let rotate = try await CLIRunner.run(["store", "rotate-key", "--new-key-env", "ROTATED_KEY", "--store", store],
-                                             environment: ["ROTATED_KEY": newKey])
-        #expect(rotate.status == 0, "\(rotate.stderr)")
+        let rotateArguments = ["store", "rotate-key", "--new-key-env", "ROTATED_KEY", "--store", store]
+        let refused = try await CLIRunner.run(rotateArguments, environment: ["ROTATED_KEY": newKey])
+        #expect(refused.status == 2 && refused.stderr.contains("other session(s) connected (a worker, a run, serve): stop every process using the store, then rotate its key"),
+                "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1)
         #expect(await worker.waitForExit(timeout: 180))
         #expect(worker.process.terminationStatus == 0, "\(worker.stderr)")
+        // Nothing was changed: the old key still opens the store.
+        #expect(try await CLIRunner.run(["status", "--store", store]).status == 0)
+        let rotate = try await CLIRunner.run(rotateArguments, environment: ["ROTATED_KEY": newKey])
+        #expect(rotate.status == 0, "\(rotate.stderr)")
 
         #expect(try await CLIRunner.run(["status", "--store", store]).status == 2)
         let rotated = try KeyEncryptionKey.from(variable: "K", environment: ["K": newKey])

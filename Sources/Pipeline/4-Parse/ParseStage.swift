@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Protect
+import TransactionStore
 import VerifyModel
 
 /// A document ready to be recorded: its fields from every source, and an id stable across re-runs.
@@ -9,7 +10,8 @@ struct AssembledDocument: Sendable {
     var transaction: TransactionReference
     /// The `document` map, images included (base64).
     var fields: DocumentFields
-    /// Derived from the transaction and the content: the same input gives the same id in every run.
+    /// Derived from the transaction and the content under the store's secret: the same input gives the same id in
+    /// every run on one store, and says nothing about the content to whoever lacks the secret.
     var documentId: String
     var contentHash: String
     var capture: CaptureInfo
@@ -38,6 +40,8 @@ enum ParsedDocument: StageValue {
 /// Builds the document's fields from its sources, refusing conflicts, and derives its stable id.
 struct ParseStage: Sendable {
     let configuration: PipelineConfiguration
+    /// The store's secret: ids and content hashes are keyed with it.
+    let identity: DocumentIdentity
     let now: @Sendable () -> Date
 
     func callAsFunction(_ document: ScannedDocument) throws(DocumentFailure) -> ParsedDocument {
@@ -54,10 +58,11 @@ struct ParseStage: Sendable {
         for key in fields.keys where !DocumentKey.images.contains(key) {
             hash.update(data: Data("\(key.rawValue)=\(fields[key] ?? "")\n".utf8))
         }
-        let contentHash = hash.finalize().hexString
-        let id = SHA256.hash(data: Data("\(document.transaction.id)\n\(contentHash)".utf8)).hexString
+        // The plain digest never leaves this function: only its keyed forms are stored and shown.
+        let digest = hash.finalize().hexString
         return .document(AssembledDocument(job: document.job, transaction: document.transaction, fields: fields,
-                                           documentId: "doc-" + id.prefix(32), contentHash: "sha256:" + contentHash,
+                                           documentId: identity.documentId(transactionId: document.transaction.id, contentDigest: digest),
+                                           contentHash: identity.contentHash(contentDigest: digest),
                                            capture: document.capture, warnings: assembled.warnings))
     }
 }

@@ -72,6 +72,12 @@ public struct PipelineRunner: Sendable {
     public func run(_ input: PipelineInput, stop: StopSignal,
                     emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void) async throws(DocumentFailure) -> RunSummary {
         let started = Date()
+        let identity: DocumentIdentity
+        do throws(StoreError) {
+            identity = try store.documentIdentity()
+        } catch {
+            throw DocumentFailure(error)
+        }
         let folderJobs: [Result<DocumentJob, IngestFailure>]
         if case .folder(let url) = input {
             guard FolderIngest.isDirectory(url) else {
@@ -97,7 +103,7 @@ public struct PipelineRunner: Sendable {
             intake: Intake(configuration: configuration, store: store, touched: touched, inputEnds: inputEnds, logger: logger, now: now),
             decode: DecodeStage(scanner: scannerConfiguration, allowedPaths: FileConfinement(directories: configuration.allowedPaths)),
             scan: ScanStage(symbologies: configuration.symbologies, resolver: QRResolver()),
-            parse: ParseStage(configuration: configuration, now: now),
+            parse: ParseStage(configuration: configuration, identity: identity, now: now),
             track: TrackStage(configuration: configuration, store: store, touched: touched, signals: signals, risk: risk,
                               responses: responses, now: now),
             submit: SubmitStage(store: store, submitter: submitter, signals: signals, risk: risk, responses: responses,
