@@ -213,6 +213,7 @@ let package = Package(
             dependencies: [
                 "verify-pipeline", "TransactionStore", "WorkQueues", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
                 "SeededRandom", "AAMVAFixtures", "BlockingWaits", "idle-connections", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 

@@ -260,6 +260,42 @@ struct AtRestTests {
         }
     }
 
+    @Test("an encrypted store an earlier version wrote is renamed on opening: fields sealed again to the new id, submission and history follow",
+          arguments: [StoreKind.sqlite, .postgres])
+    func renameOnOpen(_ kind: StoreKind) async throws {
+        let location = try await kind.freshLocation()
+        let raw = RawStore(location: location)
+        // Documents as an earlier version named them: 32 hex digits of a plain SHA-256, and a `sha256:` content hash.
+        let earlier = (1...2).map { n in "doc-" + String(repeating: "\(n)a", count: 16) }
+        try await location.withStore(create: true, encryption: .required(testKey)) { store in
+            for n in 1...2 {
+                try await fill(store, n, complete: false)
+                let fields = DocumentFields([.lastName: identity(n).name, .documentNumber: identity(n).number])
+                _ = try await store.collect(DocumentRecord(id: earlier[n - 1], transactionId: "txn-\(n)", type: .governmentId, fields: fields,
+                                                           source: "front.jpg", contentHash: "sha256:" + String(repeating: "\(n)b", count: 32),
+                                                           createdAt: t0), at: t0)
+                _ = try await store.finishSubmission(documentId: earlier[n - 1], type: .governmentId, of: "txn-\(n)", accepted: true,
+                                                     error: nil, at: t0)
+            }
+        }
+        try await raw.execute("DELETE FROM \(raw.column("documentIdentity", "document_identity"))")
+        try await location.withStore(create: false, encryption: .ifEncrypted(testKey)) { store throws in
+            for n in 1...2 {
+                #expect(try await store.document(id: earlier[n - 1]) == nil)
+                let report = try #require(try await store.report(id: "txn-\(n)"))
+                let document = try #require(report.documents.first)
+                #expect(report.documents.count == 1 && document.id.hasPrefix("doc-") && document.id.count == 36 && document.id != earlier[n - 1])
+                #expect(document.submission?.attempts == 1 && document.submission?.outcome == .accepted)
+                #expect(report.history.map(\.reason).contains("document \(document.id) collected"))
+                #expect(report.history.map(\.reason).contains("submission of \(document.id) accepted"))
+                #expect(!report.history.contains { $0.reason.contains(earlier[n - 1]) })
+                let record = try #require(try await store.document(id: document.id))
+                #expect(record.fields[.lastName] == identity(n).name && record.contentHash.hasPrefix("hmac-sha256:"))
+            }
+        }
+        #expect(try await raw.text("SELECT CAST(count(*) AS TEXT) FROM documents WHERE id LIKE 'doc-1a1a%' OR id LIKE 'doc-2a2a%'") == "0")
+    }
+
     @Test("a SQLite process that opened the store before a rotation writes nothing after it: it is told to start again")
     func writerAfterRotation() async throws {
         let location = try await StoreKind.sqlite.freshLocation()
