@@ -24,6 +24,7 @@ struct MigrationTests {
             "v5-submission-claims 3661b36d691b65723612836a30f90f6c1055f5bb5030153f96c6ba601b770713",
             "v6-store-keys-and-purges 4c865858a6ad5c76981015790abe480aaf57fa71e43f6dbb2b7f4338eac6d186",
             "v7-operator-view-indexes d0638f77120b04da587884bdfc392d7c0eda5ab451991dc4ba368e6964590388",
+            "v8-document-identity 4413b7ddef222b87f0eb2bc0d6383351b642254b375e96d7e19992e0dccc638e",
         ])
     }
 
@@ -38,6 +39,7 @@ struct MigrationTests {
             "v7-submission-claims 7d8e11a706d90347e4a21cb60bfa149f4141afb3f4ca70feafd1701aed2cccd3",
             "v8-store-keys-and-purges 2613342d71e13abac167dc2eaf693fe2b3bf9be396cd64df44540828eae33f0a",
             "v9-operator-view-indexes 934294e2a7b3d46af9c3e7654e4e8ddc32ca27354dfbf8faa4d66844e13c29da",
+            "v10-document-identity 5bc576743378cce050ee15cb9ed19c735a1071b8333b2b12477417ae7d9903ce",
         ])
         // Moved, unchanged, to the work queue's own ledger (WorkQueuesTests pins them there).
         #expect(PostgresTransactionStore.retiredMigrations == ["v3-work-queue", "v4-work-groups"])
