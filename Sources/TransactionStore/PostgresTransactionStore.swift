@@ -407,15 +407,20 @@ public final class PostgresTransactionStore: TransactionStore {
         let sealing = sealing
         return try await withConnection { connection in
             guard let transaction = try await self.read(connection, transaction: id, document: nil)?.transaction else { return nil }
+            // Each document with its submission: one statement however many documents.
             var documents: [TransactionReport.Document] = []
-            for try await (documentId, type, source, fields) in try await connection.query("""
-                SELECT id, document_type, source, fields FROM documents WHERE transaction_id = \(id) ORDER BY created_at, id
-                """, logger: self.logger).decode((String, String, String, String).self) {
+            for try await (documentId, type, source, fields, attempts, outcome, error, updated) in try await connection.query("""
+                SELECT d.id, d.document_type, d.source, d.fields, s.attempts, s.outcome, s.error, s.updated_at
+                FROM documents d LEFT JOIN submissions s ON s.document_id = d.id
+                WHERE d.transaction_id = \(id) ORDER BY d.created_at, d.id
+                """, logger: self.logger).decode((String, String, String, String, Int?, String?, String?, Date?).self) {
                 let keys = try FieldsColumn.decode(fields, sealing, document: documentId).keys
-                documents.append(.init(id: documentId, type: try EnumColumn.decode(type), source: source, keys: keys, submission: nil))
-            }
-            for index in documents.indices {
-                documents[index].submission = try await Self.submission(connection, documents[index].id, logger: self.logger)
+                var submission: SubmissionRecord?
+                if let attempts, let outcome, let updated {
+                    submission = SubmissionRecord(documentId: documentId, attempts: attempts, outcome: try EnumColumn.decode(outcome),
+                                                  error: error, updatedAt: updated)
+                }
+                documents.append(.init(id: documentId, type: try EnumColumn.decode(type), source: source, keys: keys, submission: submission))
             }
             var history: [TransitionRecord] = []
             for try await (sequence, type, from, to, at, reason) in try await connection.query("""

@@ -108,26 +108,44 @@ struct PostgresWorkQueue: WorkQueue {
         }
     }
 
-    /// Adds documents to a batch, with their groups' counts, in one database transaction.
+    /// Adds documents to a batch, with their groups' counts, in one database transaction of three statements
+    /// however many items: their ids, the items, the groups' counts.
     func enqueue(_ items: [NewWorkItem], batch: Int64) async throws(StoreError) {
+        guard !items.isEmpty else { return }
+        let sealing = sealing, logger = logger
         try await database.transaction { connection in
+            // The ids first: each sealed job is bound to its item's id.
+            var ids: [Int64] = []
+            for try await id in try await connection.query("""
+                SELECT nextval(pg_get_serial_sequence('work_items', 'id')) FROM generate_series(1, \(items.count))
+                """, logger: logger).decode(Int64.self) {
+                ids.append(id)
+            }
+            guard ids.count == items.count else { throw StoreError.database("the queue's ids could not be drawn") }
+            ids.sort()
+            var jobs: [String] = [], groups: [String] = [], grouped: [Bool] = [], transactions: [String] = [], named: [Bool] = []
             var counts: [String: Int] = [:]
-            for item in items {
-                // The id first: the sealed job is bound to it.
-                let id = try await connection.query("SELECT nextval(pg_get_serial_sequence('work_items', 'id'))", logger: logger)
-                    .collect().first?.decode(Int64.self) ?? 0
-                let job = try sealing.seal(item.job, .workJob, row: "\(id)")
-                try await connection.query("""
-                    INSERT INTO work_items (id, batch_id, job, state, kind, group_key, transaction_id)
-                    VALUES (\(id), \(batch), \(job), 'QUEUED', 'document', \(item.group), \(item.transactionId))
-                    """, logger: logger)
+            for (id, item) in zip(ids, items) {
+                jobs.append(try sealing.seal(item.job, .workJob, row: "\(id)"))
+                groups.append(item.group ?? "")
+                grouped.append(item.group != nil)
+                transactions.append(item.transactionId ?? "")
+                named.append(item.transactionId != nil)
                 if let group = item.group { counts[group, default: 0] += 1 }
             }
-            for (group, count) in counts.sorted(by: { $0.key < $1.key }) {
-                try await connection.query("""
-                    INSERT INTO work_groups (batch_id, group_key, open_items) VALUES (\(batch), \(group), \(count))
-                    """, logger: logger)
-            }
+            try await connection.query("""
+                INSERT INTO work_items (id, batch_id, job, state, kind, group_key, transaction_id)
+                SELECT id, \(batch), job, 'QUEUED', 'document', CASE WHEN grouped THEN grp END, CASE WHEN named THEN txn END
+                FROM unnest(\(ids)::int8[], \(jobs)::text[], \(groups)::text[], \(grouped)::bool[], \(transactions)::text[], \(named)::bool[])
+                    AS item(id, job, grp, grouped, txn, named)
+                ORDER BY id
+                """, logger: logger)
+            guard !counts.isEmpty else { return }
+            let sorted = counts.sorted { $0.key < $1.key }
+            try await connection.query("""
+                INSERT INTO work_groups (batch_id, group_key, open_items)
+                SELECT \(batch), grp, cnt FROM unnest(\(sorted.map(\.key))::text[], \(sorted.map { Int64($0.value) })::int8[]) AS g(grp, cnt)
+                """, logger: logger)
         }
     }
 

@@ -254,7 +254,10 @@ struct AtRestCommandTests {
         let enqueue = try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline])
         #expect(enqueue.status == 0 && enqueue.stderr.contains("300 documents queued"), "\(enqueue.stderr)")
 
-        let worker = try InteractiveProcess(["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"])
+        // Paced: the worker cannot finish its 300 documents while the test holds its output, so it is connected when
+        // the rotation is tried.
+        let worker = try InteractiveProcess(["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"],
+                                            paced: true)
         var printed = 0, results = ""
         while printed < 40, let line = await worker.nextLine() {
             results += line
@@ -266,11 +269,14 @@ struct AtRestCommandTests {
         #expect(results.contains("@example.com"))
         let newKey = Data((0..<32).map { UInt8(truncatingIfNeeded: 0x66 &+ $0 &* 37) }).base64EncodedString()
         let rotateArguments = ["store", "rotate-key", "--new-key-env", "ROTATED_KEY", "--store", store]
+        #expect(worker.process.isRunning)
         let refused = try await CLIRunner.run(rotateArguments, environment: ["ROTATED_KEY": newKey])
         #expect(refused.status == 2 && refused.stderr.contains("other session(s) connected (a worker, a run, serve): stop every process using the store, then rotate its key"),
                 "\(refused.stderr)")
         #expect(refused.stderr.split(separator: "\n").count == 1)
+        while printed < 300, await worker.nextLine() != nil { printed += 1 }
         #expect(await worker.waitForExit(timeout: 180))
+        #expect(printed == 300)
         #expect(worker.process.terminationStatus == 0, "\(worker.stderr)")
         // Nothing was changed: the old key still opens the store.
         #expect(try await CLIRunner.run(["status", "--store", store]).status == 0)
