@@ -44,20 +44,43 @@ struct ScanStage: Sendable {
     /// document is dropped unrecorded, like any other cut short by cancellation.
     func callAsFunction(_ document: DecodedDocument, with scanner: BarcodeScanner) async throws(StageStop) -> ScannedDocument {
         var job = document.job
-        // When the back may also carry the transaction's QR, one pass looks for both.
+        // When the back may also carry the transaction's QR, this document reads the folder's QR with the same pass
+        // that reads the back's PDF417. It claims the folder's answer before scanning, so that the folder's other
+        // documents wait for that pass instead of scanning the same image again (on several cores they reach this
+        // stage at the same time); when another document answered first, the back is scanned for PDF417 alone.
         var candidateBack: String?
-        if case .qrImage(_, let candidates) = job.identity, case .file(let path) = job.images[.back], candidates.contains(path) {
-            candidateBack = path
+        var answer: QRResolver.Answer?
+        if case .qrImage(let group, let candidates) = job.identity, case .file(let path) = job.images[.back], candidates.contains(path),
+           document.images[.back] != nil, symbologies.contains(.pdf417) {
+            do {
+                answer = try await resolver.claim(group)
+            } catch {
+                throw .cancelled
+            }
+            if answer == nil { candidateBack = path }
         }
         var backBarcodes: [Barcode]?
+        var backFailure: (any CodedError)?
         if let back = document.images[.back], symbologies.contains(.pdf417) {
             let wanted: Set<BarcodeFormat> = candidateBack != nil ? [.pdf417, .qrCode] : [.pdf417]
             do {
                 backBarcodes = try scanner.scan(back.bytes, firstPass: back.firstPass, expecting: .formats(wanted))
             } catch {
-                throw .failed(DocumentFailure(error, context: "back image"))
+                backFailure = error
             }
         }
+        if let path = candidateBack, case .qrImage(let group, let candidates) = job.identity {
+            // The folder's other documents see the image's failure as they would have met it reading the image.
+            let read: Result<[Barcode], DocumentFailure> = if let backFailure {
+                .failure(DocumentFailure(backFailure, context: URL(fileURLWithPath: path).lastPathComponent))
+            } else {
+                .success(backBarcodes ?? [])
+            }
+            let found = findQR(in: candidates, alreadyScanned: [path: read], with: scanner)
+            resolver.fulfill(group, with: found)
+            answer = found
+        }
+        if let backFailure { throw .failed(DocumentFailure(backFailure, context: "back image")) }
         // The MRZ is read only where it can be the identity's source: no typed MRZ, and no licence data from the
         // back's PDF417 (a licence back's search for a band it does not carry was a fifth of a run's CPU).
         let licenceBack = backBarcodes?.contains { $0.format == .pdf417 && AAMVARecord.hasHeader($0.text) } ?? false
@@ -72,20 +95,19 @@ struct ScanStage: Sendable {
         case .known(let id):
             transaction = .named(id)
         case .qrImage(let group, let candidates):
-            let answer: QRResolver.Answer
-            do {
-                if let known = try await resolver.claim(group) {
-                    answer = known
-                } else {
-                    var scanned: [String: [Barcode]] = [:]
-                    if let path = candidateBack, let codes = backBarcodes { scanned[path] = codes }
-                    answer = findQR(in: candidates, alreadyScanned: scanned, with: scanner)
-                    resolver.fulfill(group, with: answer)
+            if answer == nil {
+                do {
+                    answer = try await resolver.claim(group)
+                } catch {
+                    throw .cancelled
                 }
-            } catch {
-                throw .cancelled
             }
-            switch answer {
+            if answer == nil {
+                let found = findQR(in: candidates, alreadyScanned: [:], with: scanner)
+                resolver.fulfill(group, with: found)
+                answer = found
+            }
+            switch answer! {
             case .success(let qr): transaction = .read(qr)
             case .failure(let failure): throw .failed(failure)
             }
@@ -118,16 +140,21 @@ struct ScanStage: Sendable {
         return nil
     }
 
-    /// The first verification QR among `candidates`, in order; `alreadyScanned` holds the codes of images this
-    /// document's own scan has read (looking for the QR too), which are not read again.
-    private func findQR(in candidates: [String], alreadyScanned: [String: [Barcode]],
+    /// The first verification QR among `candidates`, in order; `alreadyScanned` holds what this document's own
+    /// scan read of an image (looking for the QR too), or why it could not: those are not read again.
+    private func findQR(in candidates: [String], alreadyScanned: [String: Result<[Barcode], DocumentFailure>],
                         with scanner: BarcodeScanner) -> QRResolver.Answer {
         var firstError: DocumentFailure?
         for path in candidates {
             let name = URL(fileURLWithPath: path).lastPathComponent
             let codes: [Barcode]
             if let known = alreadyScanned[path] {
-                codes = known
+                switch known {
+                case .success(let scanned): codes = scanned
+                case .failure(let failure):
+                    firstError = firstError ?? failure
+                    continue
+                }
             } else {
                 let bytes: [UInt8]
                 do {

@@ -1,0 +1,53 @@
+import BarcodeScanning
+import Foundation
+import ImageDecoding
+import Protect
+import Testing
+import VerifyModel
+
+@testable import Pipeline
+
+@Suite("Scan stage: one pass over a folder's QR image")
+struct ScanStageTests {
+    static let configuration = BarcodeScanner.Configuration(symbologies: [.qrCode, .pdf417], decoder: .init(maxPixels: 100_000_000))
+
+    /// The sample licence back carrying the transaction's QR and the PDF417, decoded as the decode stage does, named
+    /// by a path that does not exist: a document that tried to read that image itself would fail.
+    static func licenceBack(group: String, path: String) throws -> DecodedDocument {
+        let bytes = try [UInt8](Data(contentsOf: DecodeStageTests.samples.appendingPathComponent("03-qr-on-back/back.png")))
+        let firstPass = try ImageDecoder(configuration: configuration.decoder).decode(bytes, targetPixels: configuration.firstPassPixels)
+        var job = DocumentJob(sequence: 1, source: group, type: .governmentId, identity: .qrImage(group: group, candidates: [path]))
+        job.images = [.back: .file(path)]
+        return DecodedDocument(job: job, images: [.back: DecodedImage(bytes: bytes, firstPass: firstPass)], capture: CaptureInfo())
+    }
+
+    static func selfie(group: String, path: String) -> DecodedDocument {
+        DecodedDocument(job: DocumentJob(sequence: 2, source: group, type: .selfie, identity: .qrImage(group: group, candidates: [path])),
+                        images: [:], capture: CaptureInfo())
+    }
+
+    @Test("the licence's pass over its back answers the folder: its selfie takes the transaction without reading any image")
+    func sharedPass() async throws {
+        let path = "/nonexistent-\(UUID())/back.png"
+        let resolver = QRResolver(), stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver)
+        let scanner = BarcodeScanner(configuration: Self.configuration)
+        let licence = try await stage(try Self.licenceBack(group: "03", path: path), with: scanner)
+        #expect(licence.transaction.id == "txn-batch-003")
+        #expect(licence.backBarcodes?.contains { $0.format == .pdf417 } == true)
+        #expect(resolver.answersHeld == 1)
+        let selfie = try await stage(Self.selfie(group: "03", path: path), with: scanner)
+        #expect(selfie.transaction.id == "txn-batch-003")
+    }
+
+    @Test("a licence whose folder's QR another document has read already takes that answer")
+    func answeredBefore() async throws {
+        let path = "/nonexistent-\(UUID())/back.png"
+        let resolver = QRResolver(), stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver)
+        let qr = try VerificationQR(parsing: "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=txn-other&code=C1")
+        _ = try await resolver.claim("03")
+        resolver.fulfill("03", with: .success(qr))
+        let licence = try await stage(try Self.licenceBack(group: "03", path: path), with: BarcodeScanner(configuration: Self.configuration))
+        #expect(licence.transaction.id == "txn-other")
+        #expect(licence.backBarcodes?.contains { $0.format == .pdf417 } == true)
+    }
+}
