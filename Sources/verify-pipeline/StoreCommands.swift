@@ -128,7 +128,7 @@ extension VerifyPipeline.StoreCommand {
                 }
                 return try await store.rotateKey(to: newKey, at: Date())
             }
-            // What the old key can still open differs by backend (README, "Identity data at rest"): said as it is.
+            // What the old key can still open differs by backend (docs/SECURITY.md): said as it is.
             let remains = location.hasPrefix("postgres")
                 ? "the key in \(oldKey.variable) opens none of them; the server's WAL not yet recycled, archives, replicas and backups taken before still hold the old values and wrapping"
                 : "the key in \(oldKey.variable) opens none of them; backups taken before still hold the old values and wrapping"
