@@ -1,6 +1,6 @@
 import MRZReading
 
-/// Symbologies the scanner knows, spelled as in SPEC §6 results.
+/// Symbologies the scanner knows, spelled as in CONTRACT §6 results.
 public enum BarcodeFormat: String, Codable, Sendable, CaseIterable {
     case qrCode = "QR_CODE"
     case pdf417 = "PDF417"

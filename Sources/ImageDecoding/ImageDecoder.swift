@@ -22,7 +22,7 @@ public enum ImageFormat: String, Sendable {
     }
 }
 
-/// Why an image could not be decoded. Every case is a `documentCaptureError` (SPEC §3).
+/// Why an image could not be decoded. Every case is a `documentCaptureError` (CONTRACT §3).
 public struct ImageDecodingError: CodedError, Equatable, CustomStringConvertible {
     public enum Reason: String, Sendable {
         case empty, unknownFormat, corrupt, tooLarge, outOfMemory, tooCostly

@@ -1,4 +1,4 @@
-/// The Protect SDK's settings (SPEC §5), with its names and defaults.
+/// The Protect SDK's settings (CONTRACT §5), with its names and defaults.
 public struct ProtectConfiguration: Sendable, Equatable {
     public var enabled = false
     /// Required when enabled.

@@ -3,7 +3,7 @@ import Logging
 import TransactionStore
 import VerifyModel
 
-/// Collects Protect signals for the transactions of a run (SPEC §5): one payload per transaction, made
+/// Collects Protect signals for the transactions of a run (CONTRACT §5): one payload per transaction, made
 /// when the transaction starts (or when first needed, with `isLazyMetadata`), stored with it, and sent
 /// unchanged with each of its submissions; behavioural data kept per transaction in the store.
 ///

@@ -15,7 +15,7 @@ public struct CaptureInfo: Sendable, Equatable {
     }
 }
 
-/// Where the documents came from: the device attributes of SPEC §5.
+/// Where the documents came from: the device attributes of CONTRACT §5.
 public enum DeviceAttributes {
     /// Every attribute name `deviceAttributesToIgnore` can name.
     public static let names = ["channel", "os", "architecture", "hostname", "toolVersion", "cameraMake", "cameraModel",
@@ -58,7 +58,7 @@ public enum DeviceAttributes {
     }()
 }
 
-/// How the documents arrived: the behavioural data of SPEC §5, kept per transaction.
+/// How the documents arrived: the behavioural data of CONTRACT §5, kept per transaction.
 public struct BehaviorRecord: Codable, Sendable, Equatable {
     /// When the first document arrived; arrivals are counted from it.
     public var start: Date?

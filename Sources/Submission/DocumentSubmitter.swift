@@ -1,7 +1,7 @@
 import Foundation
 import VerifyModel
 
-/// What is submitted for one document (SPEC §7's request body, plus what authenticates it), built from the
+/// What is submitted for one document (CONTRACT §7's request body, plus what authenticates it), built from the
 /// data model alone: the submitter knows nothing of the store.
 public struct SubmissionRequest: Sendable {
     public var documentId: String

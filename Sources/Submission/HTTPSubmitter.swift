@@ -7,7 +7,7 @@ import NIOHTTP1
 import NIOSSL
 import VerifyModel
 
-/// Submits documents over HTTP (SPEC §7): `POST {endpoint}/transactions/{id}/documents` with an
+/// Submits documents over HTTP (CONTRACT §7): `POST {endpoint}/transactions/{id}/documents` with an
 /// `Idempotency-Key` that is the document id, so retries and re-runs can never create a second copy.
 /// 2xx (whatever the body) and 409 are accepted; 408, 429, 5xx, timeouts and dropped connections are retried with
 /// exponential backoff and jitter; a 3xx (redirects are never followed) and any other 4xx fail at once.

@@ -9,7 +9,7 @@ public struct StoredTransaction: Sendable, Equatable {
     public var state: TransactionState
     public var createdAt: Date
     public var updatedAt: Date
-    /// The Protect signals payload shared by every submission of the transaction (SPEC §5).
+    /// The Protect signals payload shared by every submission of the transaction (CONTRACT §5).
     public var signals: String?
     /// Bumped by every status change: a write names the version it was decided on, and is refused when the row
     /// has moved on.
@@ -94,7 +94,7 @@ public struct SubmissionRecord: Sendable, Equatable, Codable {
     public var updatedAt: Date
 }
 
-/// Who sends a document (SPEC §8): a submission is claimed in the store before it is sent, so that any number of
+/// Who sends a document (CONTRACT §8): a submission is claimed in the store before it is sent, so that any number of
 /// processes on one store send it once.
 public enum SubmissionClaim: Sendable, Equatable {
     /// The claimant holds it until the claim's expiry: send, then finish the submission (which ends the claim).
@@ -200,7 +200,7 @@ public protocol TransactionStore: Sendable {
     /// Applies any other event (process, skip, reject) to a transaction's document type.
     func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
                at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])
-    /// The transaction's input ended (SPEC §1): its documents still OPTIONAL become SKIPPED, in one database
+    /// The transaction's input ended (CONTRACT §1): its documents still OPTIONAL become SKIPPED, in one database
     /// transaction. nil when there is no such transaction.
     func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])?
     /// Records an attempt to submit a document and where it stands.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The keys of a document's `document` map (SPEC §1), spelled as on the wire.
+/// The keys of a document's `document` map (CONTRACT §1), spelled as on the wire.
 public enum DocumentKey: String, Codable, Sendable, CaseIterable, Comparable, CodingKeyRepresentable {
     case frontImage, backImage, barcode, mrzData
     case firstName, middleName, lastName, fullName, additionalNameInfo

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The SDK's `DocumentSubmissionError` codes (SPEC §3); the raw values are the wire spellings.
+/// The SDK's `DocumentSubmissionError` codes (CONTRACT §3); the raw values are the wire spellings.
 public enum DocumentSubmissionErrorCode: String, Codable, Sendable, CaseIterable {
     case initiateDocumentTransactionError
     case submissionError

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One submitted document's result (SPEC §1), with the transaction's statuses and timestamps.
+/// One submitted document's result (CONTRACT §1), with the transaction's statuses and timestamps.
 public struct DocumentSubmissionResponse: Codable, Sendable, Equatable {
     public var transactionId: String
     public var documentType: DocumentType

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Kinds of document a transaction collects (SPEC §1), spelled as on the wire.
+/// Kinds of document a transaction collects (CONTRACT §1), spelled as on the wire.
 public enum DocumentType: String, Codable, Sendable, CaseIterable, Comparable {
     case governmentId = "GOVERNMENT_ID"
     case selfie = "SELFIE"
@@ -13,7 +13,7 @@ public enum DocumentType: String, Codable, Sendable, CaseIterable, Comparable {
     }
 }
 
-/// Where one document stands (SPEC §1).
+/// Where one document stands (CONTRACT §1).
 public enum DocumentStatus: String, Codable, Sendable, CaseIterable {
     case required = "REQUIRED"
     case optional = "OPTIONAL"
@@ -22,7 +22,7 @@ public enum DocumentStatus: String, Codable, Sendable, CaseIterable {
     case skipped = "SKIPPED"
 }
 
-/// Where the whole transaction stands (SPEC §1).
+/// Where the whole transaction stands (CONTRACT §1).
 public enum DocumentSubmissionStatus: String, Codable, Sendable, CaseIterable {
     case notStarted = "NOT_STARTED"
     case started = "STARTED"

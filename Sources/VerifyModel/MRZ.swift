@@ -145,7 +145,7 @@ public struct MRZ: Sendable, Equatable {
         }
     }
 
-    /// The document keys this MRZ provides (SPEC §1).
+    /// The document keys this MRZ provides (CONTRACT §1).
     public var fields: DocumentFields {
         var fields = DocumentFields()
         fields[.mrzData] = lines.joined(separator: "\n")

@@ -67,7 +67,7 @@ public enum TransitionError: CodedError, Equatable, CustomStringConvertible {
 
 }
 
-/// A transaction's statuses. `applying(_:to:at:)` is the only place where they change (SPEC §1).
+/// A transaction's statuses. `applying(_:to:at:)` is the only place where they change (CONTRACT §1).
 public struct TransactionState: Sendable, Equatable, Codable {
     public private(set) var policy: [DocumentType: DocumentRequirement]
     public private(set) var documents: [DocumentType: DocumentStatus]

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Why a verification QR was refused. `code` is one of the SDK's five `QRError` codes (SPEC §2).
+/// Why a verification QR was refused. `code` is one of the SDK's five `QRError` codes (CONTRACT §2).
 public enum QRError: Error, Sendable, CaseIterable, CustomStringConvertible {
     /// Not a URL, or a URL that is not a verification QR.
     case invalidQR
@@ -64,7 +64,7 @@ public struct VerificationQR: Sendable, Equatable, Codable {
         self.source = source
     }
 
-    /// Parses either form of SPEC §2; surrounding whitespace is ignored.
+    /// Parses either form of CONTRACT §2; surrounding whitespace is ignored.
     public init(parsing text: String) throws(QRError) {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let schemeEnd = text.range(of: "://"),

@@ -102,7 +102,7 @@ actor OutputWriter {
     }
 }
 
-/// A result line (SPEC §6): the DocumentSubmissionResponse plus `id`, or `{"id", "error": {"code", "message"}}`.
+/// A result line (CONTRACT §6): the DocumentSubmissionResponse plus `id`, or `{"id", "error": {"code", "message"}}`.
 struct ResultLine: Encodable {
     let outcome: DocumentOutcome
 

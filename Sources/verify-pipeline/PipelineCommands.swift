@@ -76,8 +76,7 @@ struct PipelineOptions: ParsableArguments {
         do {
             return try PipelineConfiguration(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            CommandOutput.fail(error.description)
-            throw ExitCode(2)
+            throw CommandFailure(error.description)
         }
     }
 
@@ -88,11 +87,10 @@ struct PipelineOptions: ParsableArguments {
         guard settings.enabled else { return .ifEncrypted(try store.key(default: settings.keyEnv)) }
         guard let key = try store.key(default: settings.keyEnv) else {
             let variable = store.keyEnv ?? settings.keyEnv
-            CommandOutput.fail("""
+            throw CommandFailure("""
                 the store seals identity data (store.encryption) and \(variable) is not set: set it to a key-encryption key, \
                 32 random bytes in base64 (openssl rand -base64 32) kept outside the repository, or set store.encryption.enabled: false
                 """)
-            throw ExitCode(2)
         }
         return .required(key)
     }
@@ -107,8 +105,7 @@ struct PipelineOptions: ParsableArguments {
                 ListenOptions.announce("metrics", address, port: port)
             }]
         } catch let error as OperatorViewError {
-            CommandOutput.fail(error.description)
-            throw ExitCode(2)
+            throw CommandFailure(error.description)
         }
     }
 
@@ -136,8 +133,7 @@ struct PipelineOptions: ParsableArguments {
         var token: String?
         if let variable = settings.tokenEnv {
             guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
-                CommandOutput.fail("\(pipeline ?? "pipeline"): 'submitter.tokenEnv' names \(variable), which is not set")
-                throw ExitCode(2)
+                throw CommandFailure("\(pipeline ?? "pipeline"): 'submitter.tokenEnv' names \(variable), which is not set")
             }
             token = value
         }
@@ -167,8 +163,7 @@ struct PipelineOptions: ParsableArguments {
         do {
             settings = try SubmissionClient.configuration(caFile: configuration.submitter.caFile)
         } catch {
-            CommandOutput.fail("\(pipeline ?? "pipeline"): 'submitter.caFile': \(error.description)")
-            throw ExitCode(2)
+            throw CommandFailure("\(pipeline ?? "pipeline"): 'submitter.caFile': \(error.description)")
         }
         return try await HTTPClient.withHTTPClient(configuration: settings) { client in try await body(client) }
     }
@@ -226,12 +221,10 @@ struct PipelineOptions: ParsableArguments {
         do {
             try await output.finish()
         } catch {
-            CommandOutput.fail(error.description)
-            throw ExitCode(2)
+            throw CommandFailure(error.description)
         }
         guard let summary = service.summary else {
-            CommandOutput.fail(listeners.lazy.compactMap(\.failure).first?.description ?? service.inputFailure ?? "the run did not finish")
-            throw ExitCode(2)
+            throw CommandFailure(listeners.lazy.compactMap(\.failure).first?.description ?? service.inputFailure ?? "the run did not finish")
         }
         return summary
     }
@@ -340,15 +333,13 @@ extension VerifyPipeline {
 
         func run() async throws {
             guard FileManager.default.fileExists(atPath: folder) else {
-                CommandOutput.fail("no folder at \(folder)")
-                throw ExitCode(2)
+                throw CommandFailure("no folder at \(folder)")
             }
             let writer: OutputWriter
             do {
                 writer = try OutputWriter(path: output)
             } catch {
-                CommandOutput.fail(error.description)
-                throw ExitCode(2)
+                throw CommandFailure(error.description)
             }
             let summary: RunSummary
             do {

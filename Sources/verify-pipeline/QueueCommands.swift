@@ -29,8 +29,7 @@ extension VerifyPipeline {
             let configuration = try options.configuration()
             let source: PipelineInput = input == "-" ? .lines(fileDescriptor: STDIN_FILENO) : .folder(URL(fileURLWithPath: input))
             if input != "-", !FileManager.default.fileExists(atPath: input) {
-                CommandOutput.fail("no folder at \(input)")
-                throw ExitCode(2)
+                throw CommandFailure("no folder at \(input)")
             }
             let output = try OutputWriter(path: nil)
             let encryption = try options.storeEncryption(configuration)
@@ -43,8 +42,7 @@ extension VerifyPipeline {
             do {
                 try await output.finish()
             } catch {
-                CommandOutput.fail(error.description)
-                throw ExitCode(2)
+                throw CommandFailure(error.description)
             }
             if refused > 0 { throw ExitCode(1) }
         }

@@ -66,7 +66,7 @@ struct Symbologies: CustomStringConvertible {
     var description: String { formats.map(\.rawValue).sorted().joined(separator: ",") }
 }
 
-/// Writes results (SPEC §6) as NDJSON or as text lines.
+/// Writes results (CONTRACT §6) as NDJSON or as text lines.
 struct ScanReport: Sendable {
     var json: Bool
 

@@ -101,8 +101,7 @@ extension VerifyPipeline {
                 } catch {
                     // A port in use or not ours to take: one line, exit 2, as every configuration error.
                     guard let failure = server.failure else { throw error }
-                    CommandOutput.fail(failure.description)
-                    throw ExitCode(2)
+                    throw CommandFailure(failure.description)
                 }
             }
         }

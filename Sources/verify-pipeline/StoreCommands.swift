@@ -67,8 +67,7 @@ extension VerifyPipeline.StoreCommand {
 
         func run() async throws {
             guard let key = try store.key() else {
-                CommandOutput.fail("store encrypt needs a key-encryption key: set \(store.keyEnv ?? KeyEncryptionKey.defaultVariable) (32 random bytes in base64: openssl rand -base64 32)")
-                throw ExitCode(2)
+                throw CommandFailure("store encrypt needs a key-encryption key: set \(store.keyEnv ?? KeyEncryptionKey.defaultVariable) (32 random bytes in base64: openssl rand -base64 32)")
             }
             let location = try StoreLocation.resolve(option: store.url).description
             let sealed = try await store.withStore(create: false, encryption: .ifEncrypted(key)) { store -> Int? in
@@ -106,20 +105,16 @@ extension VerifyPipeline.StoreCommand {
             do {
                 newKey = try KeyEncryptionKey.from(variable: newKeyEnv)
             } catch {
-                CommandOutput.fail(error.description)
-                throw ExitCode(2)
+                throw CommandFailure(error.description)
             }
             guard let newKey else {
-                CommandOutput.fail("\(newKeyEnv) (--new-key-env) is not set: set it to the new key-encryption key (openssl rand -base64 32)")
-                throw ExitCode(2)
+                throw CommandFailure("\(newKeyEnv) (--new-key-env) is not set: set it to the new key-encryption key (openssl rand -base64 32)")
             }
             guard let oldKey = try store.key() else {
-                CommandOutput.fail("\(store.keyEnv ?? KeyEncryptionKey.defaultVariable) is not set: the store opens with its current key only")
-                throw ExitCode(2)
+                throw CommandFailure("\(store.keyEnv ?? KeyEncryptionKey.defaultVariable) is not set: the store opens with its current key only")
             }
             guard !oldKey.isSameKey(as: newKey) else {
-                CommandOutput.fail("the new key is the current one: nothing to rotate")
-                throw ExitCode(2)
+                throw CommandFailure("the new key is the current one: nothing to rotate")
             }
             let location = try StoreLocation.resolve(option: store.url).description
             let sealed = try await store.withStore(create: false, encryption: .ifEncrypted(oldKey)) { store in

@@ -31,8 +31,7 @@ struct StoreOptions: ParsableArguments {
         do {
             return try KeyEncryptionKey.from(variable: keyEnv ?? variable)
         } catch {
-            CommandOutput.fail(error.description)
-            throw ExitCode(2)
+            throw CommandFailure(error.description)
         }
     }
 
@@ -45,8 +44,7 @@ struct StoreOptions: ParsableArguments {
         do {
             return try await StoreLocation.resolve(option: url).withStore(create: create, encryption: encryption, logger: logger, body)
         } catch let error as StoreError {
-            CommandOutput.fail(error.description)
-            throw ExitCode(2)
+            throw CommandFailure(error.description)
         }
     }
 }
@@ -58,8 +56,7 @@ extension StoreOptions {
         do {
             return try await StoreLocation.resolve(option: url).withWorkQueue(create: create, encryption: encryption, logger: logger, body)
         } catch let error as StoreError {
-            CommandOutput.fail(error.description)
-            throw ExitCode(2)
+            throw CommandFailure(error.description)
         }
     }
 }

@@ -14,7 +14,7 @@ struct VerifyPipeline: AsyncParsableCommand {
         subcommands: [Run.self, Stream.self, Status.self, Scan.self, Enqueue.self, Worker.self, StoreCommand.self, Serve.self, Plan.self]
     )
 
-    /// SPEC §6: usage and configuration errors exit 2 with a one-line reason (ArgumentParser's default is 64).
+    /// CONTRACT §6: usage and configuration errors exit 2 with a one-line reason (ArgumentParser's default is 64).
     static func main() async {
         ImageMemory.mapLargeBuffers()
         // A write past the file-size limit (ulimit -f) or to a closed pipe is an error the writer reports, with
@@ -32,6 +32,9 @@ struct VerifyPipeline: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+        } catch let failure as CommandFailure {
+            CommandOutput.fail(failure.description)
+            Foundation.exit(2)
         } catch {
             let code = exitCode(for: error)
             guard code == .validationFailure else { exit(withError: error) }

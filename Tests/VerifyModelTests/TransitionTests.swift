@@ -3,7 +3,7 @@ import Testing
 
 @testable import VerifyModel
 
-/// One document's move, with what SPEC §1 says should happen: the new status, or nil when it is illegal.
+/// One document's move, with what CONTRACT §1 says should happen: the new status, or nil when it is illegal.
 struct MoveCase: CustomTestStringConvertible, Sendable {
     var requirement: DocumentRequirement
     var status: DocumentStatus
@@ -45,7 +45,7 @@ struct MoveCase: CustomTestStringConvertible, Sendable {
 let now = Date(timeIntervalSince1970: 1_795_305_600)
 let later = now.addingTimeInterval(3600)
 
-@Suite("Status rules of SPEC §1")
+@Suite("Status rules of CONTRACT §1")
 struct TransitionTests {
     @Test("every document move, legal applied and illegal refused", arguments: MoveCase.all)
     func documentMove(_ move: MoveCase) throws {

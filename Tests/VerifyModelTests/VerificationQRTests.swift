@@ -3,7 +3,7 @@ import Testing
 
 @testable import VerifyModel
 
-@Suite("Verification QR strings (SPEC §2)")
+@Suite("Verification QR strings (CONTRACT §2)")
 struct VerificationQRTests {
     @Test("the webapp form")
     func webappForm() throws {

@@ -5,7 +5,7 @@ import SeededRandom
 import Testing
 import TransactionStore
 
-/// SPEC §8: a submission is claimed in the store before it is sent, so any number of processes on one store send
+/// CONTRACT §8: a submission is claimed in the store before it is sent, so any number of processes on one store send
 /// each document once. Five `run` processes start together on one batch and one fresh store (so their migrations
 /// race too); a loopback server counts how often it accepted each Idempotency-Key.
 @Suite("Five processes on one store send each document once", .serialized)

@@ -2,7 +2,7 @@ import Foundation
 import LoopbackServer
 import Testing
 
-/// SPEC §8: no message ever holds a store row, a verification code, a token or a document value. Every secret
+/// CONTRACT §8: no message ever holds a store row, a verification code, a token or a document value. Every secret
 /// these tests feed in carries the marker "QXZ" (any case), which no id, key or message of the tool contains;
 /// the tests then look for the marker, and the birth date in both its forms, in everything a user or a log
 /// collector sees: each error message, stderr at trace level, and `status`.

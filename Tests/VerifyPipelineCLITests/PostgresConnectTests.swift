@@ -2,7 +2,7 @@ import Foundation
 import PostgresTestSupport
 import Testing
 
-/// SPEC §8: a PostgreSQL store that cannot be reached, or refuses the credentials, ends the command with exit 2
+/// CONTRACT §8: a PostgreSQL store that cannot be reached, or refuses the credentials, ends the command with exit 2
 /// and a one-line reason without the password, within the connect timeout; TLS follows the URL's sslmode.
 @Suite("PostgreSQL: connect timeout, authentication errors, TLS", .serialized)
 struct PostgresConnectTests {

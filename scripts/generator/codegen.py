@@ -52,7 +52,7 @@ def pdf417(payload, module_px=3, columns=None):
 
 
 def verification_url(env_id, transaction_id, code, form="webapp"):
-    """The two verification QR forms of SPEC §2."""
+    """The two verification QR forms of CONTRACT §2."""
     if form == "webapp":
         return (f"https://apps.pingone.com/{env_id}/verify/verify-webapp/v2/index.html?txnid={transaction_id}"
                 "&url=https%3A%2F%2Fapi.pingone.com%2Fv1%2FidValidations%2FwebVerifications"

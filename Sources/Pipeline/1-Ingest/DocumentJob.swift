@@ -70,7 +70,7 @@ struct DocumentJob: Sendable, Codable {
     /// The transaction's own timestamps when the input gives them (transaction.json, a stream line).
     var createdAt: Date?
     var expiresAt: Date?
-    /// The part of a batch folder whose end is the end of its transactions' input (SPEC §1: missing optional
+    /// The part of a batch folder whose end is the end of its transactions' input (CONTRACT §1: missing optional
     /// documents become SKIPPED): a transaction folder, or "." for the folder's loose images. nil for a stream.
     var inputGroup: String?
 

@@ -2,7 +2,7 @@ import Foundation
 import ImageDecoding
 import VerifyModel
 
-/// Turns a batch folder (SPEC §6) into document jobs. Two layouts:
+/// Turns a batch folder (CONTRACT §6) into document jobs. Two layouts:
 /// - one subfolder per transaction: `qr.txt` or a `qr.*` image (else the QR on `back.*` or `front.*`),
 ///   `front.*`/`back.*`/`mrz.txt` (one GOVERNMENT_ID), `selfie.*`, `fields.json` (`email`, `phone`, other
 ///   document keys), optional `transaction.json` (`createdAt`, `expiresAt`);

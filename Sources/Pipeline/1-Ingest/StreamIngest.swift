@@ -21,7 +21,7 @@ enum TextInput {
     }
 }
 
-/// Turns one NDJSON line (SPEC §6) into a document job, or the failure its result line reports.
+/// Turns one NDJSON line (CONTRACT §6) into a document job, or the failure its result line reports.
 enum StreamLine {
     /// Every input of an NDJSON byte stream, in order, as a job or the failure its result line reports; blank
     /// lines are skipped and not counted. A line over `maxLineBytes` is answered with an error line without

@@ -5,7 +5,7 @@ import TransactionStore
 import WorkQueues
 import VerifyModel
 
-/// The end of a transaction's input (SPEC §1): its missing optional documents become SKIPPED. A batch folder's
+/// The end of a transaction's input (CONTRACT §1): its missing optional documents become SKIPPED. A batch folder's
 /// transaction folders end with their last reported document, its loose images with the batch, and a work
 /// queue's groups with the item the queue makes for their end.
 struct InputEnds: Sendable {

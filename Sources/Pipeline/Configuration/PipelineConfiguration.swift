@@ -6,7 +6,7 @@ import TransactionStore
 import VerifyModel
 import Yams
 
-/// A pipeline file (SPEC §7). Every field has a default, so an empty file is a valid pipeline.
+/// A pipeline file (CONTRACT §7). Every field has a default, so an empty file is a valid pipeline.
 public struct PipelineConfiguration: Sendable, Equatable {
     public struct Stage: Sendable, Equatable {
         public var workers: Int
@@ -49,7 +49,7 @@ public struct PipelineConfiguration: Sendable, Equatable {
 
         public init() {}
 
-        /// How long a claim on a submission lasts (SPEC §8): the longest a submission can take (every attempt to its
+        /// How long a claim on a submission lasts (CONTRACT §8): the longest a submission can take (every attempt to its
         /// timeout, every backoff at its cap) and a margin for the store's writes. A process killed mid-send holds
         /// its documents that long before another takes them over.
         public var claimLease: Duration {

@@ -25,7 +25,7 @@ public struct DocumentInput: Sendable, Equatable {
     }
 }
 
-/// A per-document failure as reported: a spec code (SPEC §2 or §3) and a message.
+/// A per-document failure as reported: a spec code (CONTRACT §2 or §3) and a message.
 public struct DocumentFailure: CodedError, Equatable {
     public var code: FailureCode
     public var message: String

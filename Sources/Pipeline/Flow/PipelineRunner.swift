@@ -11,7 +11,7 @@ import VerifyModel
 
 /// What a run reads.
 public enum PipelineInput: Sendable {
-    /// A batch folder (SPEC §6): at its end, missing optional documents become SKIPPED.
+    /// A batch folder (CONTRACT §6): at its end, missing optional documents become SKIPPED.
     case folder(URL)
     /// NDJSON documents, one a line, from a file descriptor (standard input).
     case lines(fileDescriptor: Int32)
