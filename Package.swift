@@ -106,17 +106,26 @@ let package = Package(
         .target(
             name: "Protect",
             dependencies: [
-                "VerifyModel", "ImageDecoding", "TransactionStore", "Submission",
+                "VerifyModel", "ImageDecoding", "TransactionStore", "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The HTTP client settings and bounded body reading that submissions and Protect's risk evaluations share.
+        .target(
+            name: "OutboundHTTP",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .target(
             name: "Submission",
             dependencies: [
-                "VerifyModel",
+                "VerifyModel", "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -144,7 +153,7 @@ let package = Package(
         .executableTarget(
             name: "verify-pipeline",
             dependencies: [
-                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore", "WorkQueues", "Pipeline", "Protect", "Submission",
+                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore", "WorkQueues", "Pipeline", "Protect", "Submission", "OutboundHTTP",
                 "TransactionViews", "OperatorView",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),

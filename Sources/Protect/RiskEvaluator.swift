@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import Submission
+import OutboundHTTP
 import TransactionStore
 
 /// Posts one risk evaluation per transaction to `{customHost}/v1/environments/{envId}/riskEvaluations`,
@@ -36,7 +36,7 @@ public struct RiskEvaluator: Sendable {
         let end = ContinuousClock.now + .nanoseconds(timeout.nanoseconds)
         do {
             let response = try await client.execute(request, deadline: .now() + timeout)
-            guard let answer = await SubmissionClient.read(response.body, upTo: 1 << 20, until: end) else {
+            guard let answer = await OutboundHTTP.read(response.body, upTo: 1 << 20, until: end) else {
                 return #"{"error":"timed out"}"#
             }
             let text = String(buffer: answer)

@@ -5,6 +5,7 @@ import Metrics
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import OutboundHTTP
 import VerifyModel
 
 /// Submits documents over HTTP (CONTRACT §7): `POST {endpoint}/transactions/{id}/documents` with an
@@ -147,7 +148,7 @@ public struct HTTPSubmitter: DocumentSubmitter {
             return .retry("connection failed (\(type(of: error)))")
         }
         // The status line is the answer whatever follows it: the body is read (a little) only so the connection can be reused.
-        _ = await SubmissionClient.read(response.body, upTo: Self.maximumBodyBytes, until: end)
+        _ = await OutboundHTTP.read(response.body, upTo: Self.maximumBodyBytes, until: end)
         let code = Int(response.status.code)
         switch code {
         case 200..<300, 409: return .accepted

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import OperatorView
+import OutboundHTTP
 import Pipeline
 import Protect
 import ServiceLifecycle
@@ -161,7 +162,7 @@ struct PipelineOptions: ParsableArguments {
     func withHTTPClient<T>(_ configuration: PipelineConfiguration, _ body: (HTTPClient) async throws -> T) async throws -> T {
         let settings: HTTPClient.Configuration
         do {
-            settings = try SubmissionClient.configuration(caFile: configuration.submitter.caFile)
+            settings = try OutboundHTTP.configuration(caFile: configuration.submitter.caFile)
         } catch {
             throw CommandFailure("\(pipeline ?? "pipeline"): 'submitter.caFile': \(error.description)")
         }

@@ -2,8 +2,9 @@ import AsyncHTTPClient
 import NIOCore
 import NIOSSL
 
-/// The HTTP client settings submissions need, whoever owns the client.
-public enum SubmissionClient {
+/// What every outbound HTTP exchange of the pipeline (submissions, Protect's risk evaluations) shares: the client's
+/// settings, whoever owns the client, and reading an answer's body within a size and a deadline.
+public enum OutboundHTTP {
     public struct SetupError: Error, CustomStringConvertible {
         public var description: String
     }
