@@ -13,15 +13,16 @@ let harnessLink: [LinkerSetting] = fuzzing ? [.unsafeFlags([sanitizers, "-use-ld
 
 /// One libFuzzer harness per parser: Fuzz/fuzz-NAME/Harness.swift, its seed corpus in Fuzz/corpus/NAME.
 func harness(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
-    .executableTarget(name: "fuzz-\(name)", dependencies: ["FuzzHarness"] + dependencies, path: "Fuzz/fuzz-\(name)",
-                      swiftSettings: harnessSwift, linkerSettings: harnessLink)
+    .executableTarget(
+        name: "fuzz-\(name)", dependencies: ["FuzzHarness"] + dependencies, path: "Fuzz/fuzz-\(name)",
+        swiftSettings: harnessSwift, linkerSettings: harnessLink)
 }
 
 let package = Package(
     name: "verify-pipeline",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "verify-pipeline", targets: ["verify-pipeline"]),
+        .executable(name: "verify-pipeline", targets: ["verify-pipeline"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -40,7 +41,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.0.0"),
-        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0")
     ],
     targets: [
         // C libraries, reached through system-library targets with a shim.h each.
@@ -58,9 +59,13 @@ let package = Package(
         .target(name: "VerifyModel", swiftSettings: fuzzedSwift),
         .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"], swiftSettings: fuzzedSwift),
         // Per-pixel arithmetic: unoptimised it runs some thirty times slower, and debug test runs starve for CPU.
-        .target(name: "MRZReading", dependencies: ["ImageDecoding", "VerifyModel",
-                                                   .product(name: "HeapModule", package: "swift-collections")],
-                swiftSettings: fuzzedSwift + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        .target(
+            name: "MRZReading",
+            dependencies: [
+                "ImageDecoding", "VerifyModel",
+                .product(name: "HeapModule", package: "swift-collections")
+            ],
+            swiftSettings: fuzzedSwift + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding", "MRZReading", "VerifyModel"]),
         .target(
             name: "TransactionStore",
@@ -72,7 +77,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto")
             ]
         ),
         // The work queue `enqueue` fills and `worker`s drain, in the PostgreSQL store's database, with its own migrations.
@@ -82,7 +87,7 @@ let package = Package(
                 "TransactionStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics")
             ]
         ),
         // What `status --json` prints and the operator's API serves: one encoder for both.
@@ -100,7 +105,7 @@ let package = Package(
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         .target(
@@ -110,7 +115,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The HTTP client settings and bounded body reading that submissions and Protect's risk evaluations share.
@@ -119,7 +124,7 @@ let package = Package(
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl")
             ]
         ),
         .target(
@@ -131,7 +136,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics")
             ]
         ),
         .target(
@@ -146,14 +151,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics")
             ],
             swiftSettings: fuzzedSwift
         ),
         .executableTarget(
             name: "verify-pipeline",
             dependencies: [
-                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore", "WorkQueues", "Pipeline", "Protect", "Submission", "OutboundHTTP",
+                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore", "WorkQueues", "Pipeline", "Protect", "Submission",
+                "OutboundHTTP",
                 "TransactionViews", "OperatorView",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -161,7 +167,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
 
@@ -177,14 +183,19 @@ let package = Package(
         .target(name: "BlockingWaits", path: "Tests/Helpers/BlockingWaits"),
         .testTarget(
             name: "TransactionStoreTests",
-            dependencies: ["TransactionStore", "store-burst", "PostgresTestSupport", "BlockingWaits", "SeededRandom", .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "TransactionStore", "store-burst", "PostgresTestSupport", "BlockingWaits", "SeededRandom",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift")
+            ]
         ),
         .testTarget(
             name: "WorkQueuesTests",
-            dependencies: ["WorkQueues", "TransactionStore", "PostgresTestSupport",
-                           .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "WorkQueues", "TransactionStore", "PostgresTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log")
+            ]
         ),
         // Creates a database per test on the PostgreSQL server scripts/test starts.
         .target(
@@ -196,14 +207,20 @@ let package = Package(
         .executableTarget(name: "store-burst", dependencies: ["TransactionStore"], path: "Tests/Helpers/store-burst"),
         // Holds idle connections to a server from a process of its own: the operator view's load test runs it.
         .executableTarget(name: "idle-connections", path: "Tests/Helpers/idle-connections"),
-        .testTarget(name: "ProtectTests", dependencies: ["Protect", "TransactionStore", "VerifyModel",
-                                                        .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "PipelineTests", dependencies: [
-            "Pipeline", "SeededRandom", "AAMVAFixtures", "BarcodeScanning", "VerifyModel", "TransactionStore", "Submission",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
-        ]),
+        .testTarget(
+            name: "ProtectTests",
+            dependencies: [
+                "Protect", "TransactionStore", "VerifyModel",
+                .product(name: "Logging", package: "swift-log")
+            ]),
+        .testTarget(
+            name: "PipelineTests",
+            dependencies: [
+                "Pipeline", "SeededRandom", "AAMVAFixtures", "BarcodeScanning", "VerifyModel", "TransactionStore", "Submission",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")
+            ]),
         // A real HTTP server on loopback with injectable faults: the submission API in tests.
         .target(
             name: "LoopbackServer",
@@ -211,21 +228,23 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl")
             ],
             path: "Tests/Helpers/LoopbackServer"
         ),
-        .testTarget(name: "SubmissionTests", dependencies: [
-            "Submission", "VerifyModel", "LoopbackServer",
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .testTarget(
+            name: "SubmissionTests",
+            dependencies: [
+                "Submission", "VerifyModel", "LoopbackServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log")
+            ]),
         .testTarget(
             name: "VerifyPipelineCLITests",
             dependencies: [
                 "verify-pipeline", "TransactionStore", "WorkQueues", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
                 "SeededRandom", "AAMVAFixtures", "BlockingWaits", "idle-connections", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto")
             ]
         ),
 
@@ -237,7 +256,7 @@ let package = Package(
         harness("ndjson", ["Pipeline"]),
         harness("pipeline-yaml", ["Pipeline"]),
         harness("image", ["ImageDecoding"]),
-        harness("mrz-image", ["ImageDecoding", "MRZReading"]),
+        harness("mrz-image", ["ImageDecoding", "MRZReading"])
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx20

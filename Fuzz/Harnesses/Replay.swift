@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What every fuzz harness shares. Built for fuzzing (`scripts/fuzz`: `-D FUZZING`, libFuzzer linked), `run`
 /// hands each input libFuzzer makes to `body`; built plainly (as `swift build` does), it replays the files and
@@ -12,13 +13,13 @@ public enum Harness {
 
     public static func run(_ body: @escaping ([UInt8]) -> Void) -> Never {
         #if FUZZING
-        Self.body = body
-        var argc = CommandLine.argc
-        var argv = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv, testOneInput))
+            Self.body = body
+            var argc = CommandLine.argc
+            var argv = CommandLine.unsafeArgv
+            exit(LLVMFuzzerRunDriver(&argc, &argv, testOneInput))
         #else
-        replay(Array(CommandLine.arguments.dropFirst()), body)
-        exit(0)
+            replay(Array(CommandLine.arguments.dropFirst()), body)
+            exit(0)
         #endif
     }
 
@@ -30,7 +31,8 @@ public enum Harness {
                 FileHandle.standardError.write(Data("no file at \(argument)\n".utf8))
                 exit(2)
             }
-            let files = isDirectory.boolValue
+            let files =
+                isDirectory.boolValue
                 ? ((try? FileManager.default.contentsOfDirectory(atPath: argument)) ?? []).sorted().map { argument + "/" + $0 }
                 : [argument]
             for file in files {
@@ -44,16 +46,18 @@ public enum Harness {
 }
 
 #if FUZZING
-/// The entry libFuzzer's library refers to; `LLVMFuzzerRunDriver` is handed the same function.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    Harness.body(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
-    return 0
-}
+    /// The entry libFuzzer's library refers to; `LLVMFuzzerRunDriver` is handed the same function.
+    @_cdecl("LLVMFuzzerTestOneInput")
+    public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+        Harness.body(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
+        return 0
+    }
 
-/// libFuzzer's entry for programs that keep their own `main` (SwiftPM gives every executable its own).
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>,
-                         _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+    /// libFuzzer's entry for programs that keep their own `main` (SwiftPM gives every executable its own).
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func LLVMFuzzerRunDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+    ) -> CInt
 #endif

@@ -1,4 +1,5 @@
 import FuzzHarness
+
 @testable import Pipeline
 
 /// One NDJSON stream line: any bytes, as the line splitter hands them over.

@@ -11,8 +11,10 @@ public final class BarcodeScanner {
         public var firstPassPixels: Int = 700_000
         public var decoder: ImageDecoder.Configuration = .init()
 
-        public init(symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417], firstPassPixels: Int = 700_000,
-                    decoder: ImageDecoder.Configuration = .init()) {
+        public init(
+            symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417], firstPassPixels: Int = 700_000,
+            decoder: ImageDecoder.Configuration = .init()
+        ) {
             self.symbologies = symbologies
             self.firstPassPixels = firstPassPixels
             self.decoder = decoder
@@ -51,14 +53,17 @@ public final class BarcodeScanner {
     ///
     /// The order of the passes was chosen by measurement (`scripts/bench-scan`): on 0.1 MP images zxing-cpp 3.1 at its
     /// own defaults costs 1.2 ms and read 150 of 150 small codes, ZBar's quickest pass 2.3 ms and 76 of them.
-    public func scan(_ bytes: [UInt8], firstPass: GrayImage? = nil,
-                     expecting expectation: Expectation = .anyCode) throws(ImageDecodingError) -> [Barcode] {
+    public func scan(
+        _ bytes: [UInt8], firstPass: GrayImage? = nil,
+        expecting expectation: Expectation = .anyCode
+    ) throws(ImageDecodingError) -> [Barcode] {
         try scanReporting(bytes, firstPass: firstPass, expecting: expectation).barcodes
     }
 
     /// As `scan`, with the MRZ found but not read with confidence: the field at fault and why, never a value.
     public func scanReporting(_ bytes: [UInt8], firstPass: GrayImage? = nil, expecting expectation: Expectation = .anyCode)
-        throws(ImageDecodingError) -> (barcodes: [Barcode], unreadable: [UnreadableCode]) {
+        throws(ImageDecodingError) -> (barcodes: [Barcode], unreadable: [UnreadableCode])
+    {
         var found = configuration.symbologies == [.mrz] ? [] : try scanBarcodes(bytes, firstPass: firstPass, expecting: expectation)
         var unreadable: [UnreadableCode] = []
         if configuration.symbologies.contains(.mrz) {
@@ -81,8 +86,10 @@ public final class BarcodeScanner {
         try MRZImageReader().read(bytes, decoder: decoder)
     }
 
-    private func scanBarcodes(_ bytes: [UInt8], firstPass: GrayImage?,
-                              expecting expectation: Expectation) throws(ImageDecodingError) -> [Barcode] {
+    private func scanBarcodes(
+        _ bytes: [UInt8], firstPass: GrayImage?,
+        expecting expectation: Expectation
+    ) throws(ImageDecodingError) -> [Barcode] {
         var found: [Barcode] = []
         func take(_ barcodes: [Barcode]) -> Bool {
             for barcode in barcodes where !found.contains(barcode) { found.append(barcode) }
@@ -121,11 +128,14 @@ public final class BarcodeScanner {
     /// crop around it. What ZBar reads there in ASCII (verification URLs) is reported first, then zxing-cpp's reading,
     /// which is a duplicate when both agree and stands alone where ZBar cannot read the crop or for text in other
     /// charsets (whose charset ZBar does not report).
-    private func throughZBar(_ barcode: Barcode, at bounds: (minX: Int, minY: Int, maxX: Int, maxY: Int),
-                             in image: GrayImage) -> [Barcode] {
+    private func throughZBar(
+        _ barcode: Barcode, at bounds: (minX: Int, minY: Int, maxX: Int, maxY: Int),
+        in image: GrayImage
+    ) -> [Barcode] {
         let margin = max(8, (bounds.maxX - bounds.minX) / 4)
-        let crop = image.cropped(minX: bounds.minX - margin, minY: bounds.minY - margin,
-                                 maxX: bounds.maxX + margin, maxY: bounds.maxY + margin)
+        let crop = image.cropped(
+            minX: bounds.minX - margin, minY: bounds.minY - margin,
+            maxX: bounds.maxX + margin, maxY: bounds.maxY + margin)
         let zbarReads = zbar.read(crop).filter { $0.format == .qrCode && $0.text.utf8.allSatisfy { $0 < 0x80 } }
         return zbarReads + [barcode]
     }

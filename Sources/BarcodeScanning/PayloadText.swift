@@ -9,7 +9,7 @@ enum PayloadText {
     enum Charset: String {
         case utf8 = "UTF-8"
         case shiftJIS = "SHIFT_JIS"
-        case gb2312 = "GB18030"    // a superset: every GB2312 sequence decodes the same
+        case gb2312 = "GB18030"  // a superset: every GB2312 sequence decodes the same
         case latin1 = "ISO-8859-1"
     }
 

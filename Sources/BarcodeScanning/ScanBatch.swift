@@ -105,7 +105,6 @@ public struct ScanBatch: Sendable {
     }
 }
 
-
 /// Hands out 0..<count once each, to any number of workers.
 final class IndexCounter: Sendable {
     private let state: Mutex<Int>

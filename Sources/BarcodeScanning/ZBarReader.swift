@@ -4,7 +4,8 @@ import ImageDecoding
 /// One ZBar image scanner. ZBar scanners are not thread-safe: each worker owns its own reader.
 final class ZBarReader {
     private let scanner: OpaquePointer
-    private static let y800 = UInt(UInt8(ascii: "Y")) | UInt(UInt8(ascii: "8")) << 8
+    private static let y800 =
+        UInt(UInt8(ascii: "Y")) | UInt(UInt8(ascii: "8")) << 8
         | UInt(UInt8(ascii: "0")) << 16 | UInt(UInt8(ascii: "0")) << 24
 
     /// Enables exactly `formats`: enabling every symbology produces false reads on lines of text.
@@ -40,7 +41,8 @@ final class ZBarReader {
             var symbol = zbar_image_first_symbol(zimage)
             while let current = symbol {
                 if let format = Self.format(zbar_symbol_get_type(current)),
-                   let data = zbar_symbol_get_data(current) {
+                    let data = zbar_symbol_get_data(current)
+                {
                     let length = Int(zbar_symbol_get_data_length(current))
                     let bytes = UnsafeRawBufferPointer(start: data, count: length).bindMemory(to: UInt8.self)
                     found.append(Barcode(format: format, bytes: bytes))

@@ -29,15 +29,17 @@ enum ZXingReader {
     static func read(_ image: GrayImage, formats: Set<BarcodeFormat>, effort: Effort) throws(Failure) -> [Symbol] {
         let mask = formats.reduce(Int32(0)) { $0 | (bit($1) ?? 0) }
         guard mask != 0, image.width > 0, image.height > 0 else { return [] }
-        var options = vp_zx_options(formats: mask, try_harder: effort.tryHarder ? 1 : 0, try_rotate: effort.tryRotate ? 1 : 0,
-                                    try_invert: effort.tryInvert ? 1 : 0, try_downscale: effort.tryDownscale ? 1 : 0,
-                                    return_errors: 1)
+        var options = vp_zx_options(
+            formats: mask, try_harder: effort.tryHarder ? 1 : 0, try_rotate: effort.tryRotate ? 1 : 0,
+            try_invert: effort.tryInvert ? 1 : 0, try_downscale: effort.tryDownscale ? 1 : 0,
+            return_errors: 1)
         var results = vp_zx_results()
         var message = [CChar](repeating: 0, count: 256)
         let status = image.pixels.withUnsafeBufferPointer { pixels in
             message.withUnsafeMutableBufferPointer { text in
-                vp_zx_read(pixels.baseAddress, Int32(image.width), Int32(image.height), &options,
-                           &results, text.baseAddress, text.count)
+                vp_zx_read(
+                    pixels.baseAddress, Int32(image.width), Int32(image.height), &options,
+                    &results, text.baseAddress, text.count)
             }
         }
         defer { vp_zx_results_free(&results) }
@@ -55,12 +57,14 @@ enum ZXingReader {
                 let text = UnsafeRawBufferPointer(start: item.text, count: item.text_length)
                 // A QR code without ECI does not say its charset: zxing-cpp 3.1 takes GB2312 bytes for Shift-JIS.
                 // PayloadText tells them apart (QR Kanji and Hanzi mode bytes come as Shift-JIS and GB2312).
-                barcode = format == .qrCode && item.has_eci == 0
+                barcode =
+                    format == .qrCode && item.has_eci == 0
                     ? Barcode(format: format, bytes: bytes)
                     : Barcode(format: format, bytes: bytes, decodedText: String(decoding: text, as: UTF8.self))
             }
-            return Symbol(format: format, barcode: barcode,
-                          bounds: (xs.min() ?? 0, ys.min() ?? 0, xs.max() ?? 0, ys.max() ?? 0))
+            return Symbol(
+                format: format, barcode: barcode,
+                bounds: (xs.min() ?? 0, ys.min() ?? 0, xs.max() ?? 0, ys.max() ?? 0))
         }
     }
 

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import VerifyModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Reads input files without trusting them: a regular file only (not a FIFO, a device or a folder), opened
 /// without following a symlink in its last component, refused before a byte is read when it declares more than

@@ -23,8 +23,9 @@ public struct GrayImage: Sendable {
 
     /// The photographic negative: light codes on dark backgrounds become readable.
     public func inverted() -> GrayImage {
-        GrayImage(width: width, height: height, pixels: pixels.map { 255 &- $0 },
-                  sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        GrayImage(
+            width: width, height: height, pixels: pixels.map { 255 &- $0 },
+            sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
     /// The pixels of a rectangle, clamped to the image.

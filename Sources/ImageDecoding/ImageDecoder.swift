@@ -54,8 +54,9 @@ public struct ImageDecoder: Sendable {
 
         var limits: vp_decode_limits {
             let milliseconds = cpuBudget.components.seconds * 1000 + cpuBudget.components.attoseconds / 1_000_000_000_000_000
-            return vp_decode_limits(max_pixels: UInt64(max(maxPixels, 0)), max_scans: UInt32(clamping: max(maxScans, 0)),
-                                    cpu_budget_ms: UInt32(clamping: max(milliseconds, 0)))
+            return vp_decode_limits(
+                max_pixels: UInt64(max(maxPixels, 0)), max_scans: UInt32(clamping: max(maxScans, 0)),
+                cpu_budget_ms: UInt32(clamping: max(milliseconds, 0)))
         }
     }
 
@@ -81,32 +82,37 @@ public struct ImageDecoder: Sendable {
             message.withUnsafeMutableBufferPointer { text in
                 switch format {
                 case .jpeg:
-                    vp_jpeg_decode_gray(data.baseAddress, data.count, UInt64(max(targetPixels ?? 0, 0)),
-                                        limits, &image, text.baseAddress, text.count)
+                    vp_jpeg_decode_gray(
+                        data.baseAddress, data.count, UInt64(max(targetPixels ?? 0, 0)),
+                        limits, &image, text.baseAddress, text.count)
                 case .png:
-                    vp_png_decode_gray(data.baseAddress, data.count, limits, &image,
-                                       text.baseAddress, text.count)
+                    vp_png_decode_gray(
+                        data.baseAddress, data.count, limits, &image,
+                        text.baseAddress, text.count)
                 case .webp:
-                    vp_webp_decode_gray(data.baseAddress, data.count, UInt64(max(targetPixels ?? 0, 0)),
-                                        limits, &image, text.baseAddress, text.count)
+                    vp_webp_decode_gray(
+                        data.baseAddress, data.count, UInt64(max(targetPixels ?? 0, 0)),
+                        limits, &image, text.baseAddress, text.count)
                 }
             }
         }
         guard status == VP_DECODE_OK, let base = image.pixels else {
             let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let reason: ImageDecodingError.Reason = switch status {
-            case VP_DECODE_TOO_LARGE: .tooLarge
-            case VP_DECODE_OUT_OF_MEMORY: .outOfMemory
-            case VP_DECODE_TOO_COSTLY: .tooCostly
-            default: .corrupt
-            }
+            let reason: ImageDecodingError.Reason =
+                switch status {
+                case VP_DECODE_TOO_LARGE: .tooLarge
+                case VP_DECODE_OUT_OF_MEMORY: .outOfMemory
+                case VP_DECODE_TOO_COSTLY: .tooCostly
+                default: .corrupt
+                }
             let refused = reason == .tooLarge || reason == .tooCostly
             throw ImageDecodingError(reason: reason, message: "\(format.rawValue.uppercased()) \(refused ? "refused" : "undecodable"): \(text)")
         }
         defer { vp_gray_image_free(&image) }
         let width = Int(image.width), height = Int(image.height)
         let pixels = [UInt8](UnsafeBufferPointer(start: base, count: width * height))
-        return GrayImage(width: width, height: height, pixels: pixels,
-                         sourceWidth: Int(image.source_width), sourceHeight: Int(image.source_height))
+        return GrayImage(
+            width: width, height: height, pixels: pixels,
+            sourceWidth: Int(image.source_width), sourceHeight: Int(image.source_height))
     }
 }

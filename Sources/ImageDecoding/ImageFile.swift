@@ -28,8 +28,11 @@ extension ImageFile {
                 return [path]
             }
             let root = URL(fileURLWithPath: path)
-            guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey],
-                                                              options: [.skipsHiddenFiles]) else { return [] }
+            guard
+                let walker = FileManager.default.enumerator(
+                    at: root, includingPropertiesForKeys: [.isRegularFileKey],
+                    options: [.skipsHiddenFiles])
+            else { return [] }
             let base = root.standardizedFileURL.path, prefix = path.hasSuffix("/") ? path : path + "/"
             var files: [String] = []
             for case let url as URL in walker where hasImageExtension(url) {

@@ -54,7 +54,8 @@ public struct CameraInfo: Sendable, Equatable, Codable {
         for index in 0..<count {
             let entry = ifd + 2 + index * 12
             guard let tag = u16(entry), let type = u16(entry + 2), let length = u32(entry + 4), type == 2,
-                  length > 0, length < 256 else { continue }
+                length > 0, length < 256
+            else { continue }
             let start = length <= 4 ? entry + 8 : (u32(entry + 8) ?? -1)
             guard start >= 0, start + length <= tiff.count else { continue }
             let text = String(decoding: tiff[start..<(start + length)].prefix { $0 != 0 }, as: UTF8.self)

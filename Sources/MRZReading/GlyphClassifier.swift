@@ -66,14 +66,16 @@ struct GlyphClassifier {
             }
         }
         guard let peak = profile.indices.max(by: { profile[$0] < profile[$1] }), let paper = profile.min(),
-              profile[peak] - paper > Float(line.count * columns) * 4 else { return nil }
+            profile[peak] - paper > Float(line.count * columns) * 4
+        else { return nil }
         let threshold = paper + 0.3 * (profile[peak] - paper)
         var top = peak, bottom = peak
         while top > 0, profile[top - 1] > threshold { top -= 1 }
         while bottom < rows - 1, profile[bottom + 1] > threshold { bottom += 1 }
         let pitch = MRZLocator.median(line.map { ($0.pitch.x * $0.pitch.x + $0.pitch.y * $0.pitch.y).squareRoot() }) / 16
-        let measured = LineGeometry(unit: Double(bottom - top + 1) * pitch / 16,
-                                    offset: (Double(top + bottom) / 2 - Double(rows / 2)) * pitch)
+        let measured = LineGeometry(
+            unit: Double(bottom - top + 1) * pitch / 16,
+            offset: (Double(top + bottom) / 2 - Double(rows / 2)) * pitch)
         // The profile's edges are soft (round letters, blur): the size and height that fit the templates best.
         let upright = refined(line, around: measured, factors: [0.92, 1.0, 1.08], shifts: [-0.5, 0, 0.5])
         return leaning(line, around: upright)
@@ -84,8 +86,9 @@ struct GlyphClassifier {
     func leaning(_ line: [MRZGrid.Cell], around upright: (geometry: LineGeometry, fit: Float)) -> (geometry: LineGeometry, fit: Float) {
         var best = upright
         for slant in Self.slants {
-            let tried = refined(line, around: LineGeometry(unit: upright.geometry.unit, offset: upright.geometry.offset, slant: slant),
-                                factors: [1], shifts: [0])
+            let tried = refined(
+                line, around: LineGeometry(unit: upright.geometry.unit, offset: upright.geometry.offset, slant: slant),
+                factors: [1], shifts: [0])
             if tried.fit > best.fit { best = tried }
         }
         guard best.geometry.slant != 0 else { return upright }
@@ -101,8 +104,10 @@ struct GlyphClassifier {
 
     /// The geometry near `start` that fits the templates best on a sample of the line's cells, and how well (the
     /// sample's mean best score).
-    func refined(_ line: [MRZGrid.Cell], around start: LineGeometry, factors: [Double],
-                 shifts: [Double]) -> (geometry: LineGeometry, fit: Float) {
+    func refined(
+        _ line: [MRZGrid.Cell], around start: LineGeometry, factors: [Double],
+        shifts: [Double]
+    ) -> (geometry: LineGeometry, fit: Float) {
         let probe = stride(from: 0, to: line.count, by: max(1, line.count / 8)).map { line[$0] }
         var best = (geometry: start, fit: -Float.infinity)
         for factor in factors {
@@ -150,8 +155,9 @@ struct GlyphClassifier {
         let length = (cell.pitch.x * cell.pitch.x + cell.pitch.y * cell.pitch.y).squareRoot()
         let along = Point(x: cell.pitch.x / length * geometry.unit, y: cell.pitch.y / length * geometry.unit)
         let across = Point(x: -along.y, y: along.x)
-        let center = Point(x: cell.center.x - cell.pitch.y / length * geometry.offset,
-                           y: cell.center.y + cell.pitch.x / length * geometry.offset)
+        let center = Point(
+            x: cell.center.x - cell.pitch.y / length * geometry.offset,
+            y: cell.center.y + cell.pitch.x / length * geometry.offset)
         let step = geometry.unit
         let offsets: [Double] = step > 1.5 ? [-0.25, 0.25] : [0]
         var samples = [Float](repeating: 0, count: columns * rows)
@@ -162,8 +168,11 @@ struct GlyphClassifier {
                     for ox in offsets {
                         let b = Double(row) - Double(rows) / 2 + 0.5 + oy
                         let a = Double(column) - Double(columns) / 2 + 0.5 + ox - geometry.slant * b
-                        total += 255 - bilinear(center.x + a * along.x + b * across.x,
-                                                center.y + a * along.y + b * across.y)
+                        total +=
+                            255
+                            - bilinear(
+                                center.x + a * along.x + b * across.x,
+                                center.y + a * along.y + b * across.y)
                     }
                 }
                 samples[row * columns + column] = total / Float(offsets.count * offsets.count)

@@ -119,7 +119,8 @@ enum InkComponents {
                         let top = max(0, y - half), bottom = min(height, y + half + 1)
                         for x in 0..<width {
                             let left = max(0, x - half), right = min(width, x + half + 1)
-                            let total = sums[bottom * (width + 1) + right] &- sums[top * (width + 1) + right]
+                            let total =
+                                sums[bottom * (width + 1) + right] &- sums[top * (width + 1) + right]
                                 &- sums[bottom * (width + 1) + left] &+ sums[top * (width + 1) + left]
                             let area = UInt32((bottom - top) * (right - left))
                             let value = UInt32(pixels[y * width + x])

@@ -37,25 +37,35 @@ enum MRZCharacterRules {
         // A line read a cell off (`<UTOD…` for `I<UTO…`) has no document code: its first cell is never a filler.
         switch format {
         case .td3:
-            return [[.capital] + run(.letter, 43),
-                    run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
-                        + run(.alphanumeric, 14) + [.digitOrFiller, .digit]]
+            return [
+                [.capital] + run(.letter, 43),
+                run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
+                    + run(.alphanumeric, 14) + [.digitOrFiller, .digit]
+            ]
         case .td2:
-            return [[.capital] + run(.letter, 35),
-                    run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
-                        + run(.alphanumeric, 7) + [.digit]]
+            return [
+                [.capital] + run(.letter, 35),
+                run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
+                    + run(.alphanumeric, 7) + [.digit]
+            ]
         case .mrvA:
-            return [[.capital] + run(.letter, 43),
-                    run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
-                        + run(.alphanumeric, 16)]
+            return [
+                [.capital] + run(.letter, 43),
+                run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
+                    + run(.alphanumeric, 16)
+            ]
         case .mrvB:
-            return [[.capital] + run(.letter, 35),
-                    run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
-                        + run(.alphanumeric, 8)]
+            return [
+                [.capital] + run(.letter, 35),
+                run(.alphanumeric, 9) + [.digit] + run(.letter, 3) + run(.digit, 7) + [.sex] + run(.digit, 7)
+                    + run(.alphanumeric, 8)
+            ]
         case .td1:
-            return [[.capital] + run(.letter, 4) + run(.alphanumeric, 9) + [.digitOrFiller] + run(.alphanumeric, 15),
-                    run(.digit, 7) + [.sex] + run(.digit, 7) + run(.letter, 3) + run(.alphanumeric, 11) + [.digit],
-                    run(.letter, 30)]
+            return [
+                [.capital] + run(.letter, 4) + run(.alphanumeric, 9) + [.digitOrFiller] + run(.alphanumeric, 15),
+                run(.digit, 7) + [.sex] + run(.digit, 7) + run(.letter, 3) + run(.alphanumeric, 11) + [.digit],
+                run(.letter, 30)
+            ]
         }
     }
 
@@ -92,8 +102,10 @@ enum MRZCharacterRules {
     /// OCR-B characters that blur, glare and wear turn into one another. A mend only ever swaps a character for
     /// one of these: any other second choice that happens to satisfy a check digit is chance (one time in ten).
     static let lookAlikes: [Character: Set<Character>] = {
-        let pairs: [(Character, Character)] = [("0", "O"), ("0", "Q"), ("0", "D"), ("O", "Q"), ("O", "D"), ("1", "I"),
-                                               ("2", "Z"), ("5", "S"), ("8", "B"), ("6", "G"), ("<", "K")]
+        let pairs: [(Character, Character)] = [
+            ("0", "O"), ("0", "Q"), ("0", "D"), ("O", "Q"), ("O", "D"), ("1", "I"),
+            ("2", "Z"), ("5", "S"), ("8", "B"), ("6", "G"), ("<", "K")
+        ]
         var table: [Character: Set<Character>] = [:]
         for (a, b) in pairs {
             table[a, default: []].insert(b)
@@ -121,9 +133,10 @@ enum MRZCharacterRules {
         let others = (lookAlikes[top] ?? []).filter { character in
             slot.allows(character) && isCloseCall(score - scores[GlyphClassifier.characters.firstIndex(of: character)!], top, character)
         }
-        return [top] + others.sorted {
-            scores[GlyphClassifier.characters.firstIndex(of: $0)!] > scores[GlyphClassifier.characters.firstIndex(of: $1)!]
-        }
+        return [top]
+            + others.sorted {
+                scores[GlyphClassifier.characters.firstIndex(of: $0)!] > scores[GlyphClassifier.characters.firstIndex(of: $1)!]
+            }
     }
 
     /// Every field of a format: its cells, and whether a check digit covers it.
@@ -135,7 +148,7 @@ enum MRZCharacterRules {
             var fields: [(String, [Position], Bool)] = [
                 ("documentCode", on(0, 0...1), false), ("issuingState", on(0, 2...4), false), ("name", on(0, 5...(width - 1)), false),
                 ("documentNumber", on(1, 0...9), true), ("nationality", on(1, 10...12), false), ("dateOfBirth", on(1, 13...19), true),
-                ("sex", on(1, 20...20), false), ("dateOfExpiry", on(1, 21...27), true),
+                ("sex", on(1, 20...20), false), ("dateOfExpiry", on(1, 21...27), true)
             ]
             switch format {
             case .td3: fields += [("personalIdNumber", on(1, 28...42), true), ("composite", on(1, 43...43), true)]
@@ -144,11 +157,13 @@ enum MRZCharacterRules {
             }
             return fields
         case .td1:
-            return [("documentCode", on(0, 0...1), false), ("issuingState", on(0, 2...4), false),
-                    ("documentNumber", on(0, 5...14), true), ("optionalData", on(0, 15...29), true),
-                    ("dateOfBirth", on(1, 0...6), true), ("sex", on(1, 7...7), false), ("dateOfExpiry", on(1, 8...14), true),
-                    ("nationality", on(1, 15...17), false), ("optionalData2", on(1, 18...28), true),
-                    ("composite", on(1, 29...29), true), ("name", on(2, 0...29), false)]
+            return [
+                ("documentCode", on(0, 0...1), false), ("issuingState", on(0, 2...4), false),
+                ("documentNumber", on(0, 5...14), true), ("optionalData", on(0, 15...29), true),
+                ("dateOfBirth", on(1, 0...6), true), ("sex", on(1, 7...7), false), ("dateOfExpiry", on(1, 8...14), true),
+                ("nationality", on(1, 15...17), false), ("optionalData2", on(1, 18...28), true),
+                ("composite", on(1, 29...29), true), ("name", on(2, 0...29), false)
+            ]
         }
     }
 
@@ -158,8 +173,10 @@ enum MRZCharacterRules {
     }
 
     /// Each field's weakest cell as read: its template score, and its lead over the next character the slot allows.
-    static func fieldConfidence(_ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format,
-                                mended: Set<Position> = []) -> [String: (confidence: MRZReading.Confidence, checked: Bool)] {
+    static func fieldConfidence(
+        _ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format,
+        mended: Set<Position> = []
+    ) -> [String: (confidence: MRZReading.Confidence, checked: Bool)] {
         let slots = slots(format)
         let index = Dictionary(uniqueKeysWithValues: GlyphClassifier.characters.enumerated().map { ($1, $0) })
         var result: [String: (confidence: MRZReading.Confidence, checked: Bool)] = [:]
@@ -169,7 +186,8 @@ enum MRZCharacterRules {
                 let cell = scores[position.line][position.index]
                 let chosen = lines[position.line][position.index]
                 let score = cell[index[chosen]!]
-                let runnerUp = GlyphClassifier.characters.filter { $0 != chosen && slots[position.line][position.index].allows($0) }
+                let runnerUp =
+                    GlyphClassifier.characters.filter { $0 != chosen && slots[position.line][position.index].allows($0) }
                     .map { cell[index[$0]!] }.max() ?? -1
                 // A mended cell scored below its runner-up by design (a close call): its check digit vouches for it.
                 let margin = mended.contains(position) ? weakest.margin : score - runnerUp
@@ -183,8 +201,10 @@ enum MRZCharacterRules {
     /// Where the issuing state and the nationality are.
     static func statePositions(_ format: MRZ.Format) -> [[Position]] {
         let nationalityLine = 1, nationalityStart = format == .td1 ? 15 : 10
-        return [(2...4).map { Position(line: 0, index: $0) },
-                (nationalityStart...(nationalityStart + 2)).map { Position(line: nationalityLine, index: $0) }]
+        return [
+            (2...4).map { Position(line: 0, index: $0) },
+            (nationalityStart...(nationalityStart + 2)).map { Position(line: nationalityLine, index: $0) }
+        ]
     }
 
     /// Each state code field as read. No check digit covers these fields, so a code is never replaced by the
@@ -214,7 +234,8 @@ enum MRZCharacterRules {
         for line in lines.indices {
             for index in lines[line].indices.dropFirst().dropLast() where slots[line][index] == .letter {
                 guard lines[line][index] != "<", lines[line][index - 1] == "<", lines[line][index + 1] == "<",
-                      let chosen = GlyphClassifier.characters.firstIndex(of: lines[line][index]) else { continue }
+                    let chosen = GlyphClassifier.characters.firstIndex(of: lines[line][index])
+                else { continue }
                 if scores[line][index][filler] >= scores[line][index][chosen] - margin { lines[line][index] = "<" }
             }
         }
@@ -230,8 +251,10 @@ enum MRZCharacterRules {
 
     /// Parses the reading; when a check digit fails, tries the close second choices of that field's characters,
     /// best total score first, until it parses or no choice mends the field. Returns the parse or the last error.
-    static func repair(_ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format,
-                       parse: ([[Character]]) throws(MRZError) -> MRZ) -> Result<MRZ, MRZError> {
+    static func repair(
+        _ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format,
+        parse: ([[Character]]) throws(MRZError) -> MRZ
+    ) -> Result<MRZ, MRZError> {
         let slots = slots(format)
         var lines = lines
         var mended: Set<String> = []
@@ -281,8 +304,10 @@ enum MRZCharacterRules {
     /// swap, or with both swaps, parses too (6 and G always do). In a field no check digit covers (a visa's
     /// optional data, a name, a state code) a close look-alike is enough. Two swaps can cancel in a check digit (G and Q weigh the
     /// same modulo 10; `0000000000` read `O0OOOOOOO0` checks), so the number is a guess.
-    static func ambiguity(in mrz: MRZ, scores: [[[Float]]],
-                          parse: ([[Character]]) throws(MRZError) -> MRZ) -> Position? {
+    static func ambiguity(
+        in mrz: MRZ, scores: [[[Float]]],
+        parse: ([[Character]]) throws(MRZError) -> MRZ
+    ) -> Position? {
         let slots = slots(mrz.format)
         let lines = mrz.lines.map { Array($0) }
         let index = Dictionary(uniqueKeysWithValues: GlyphClassifier.characters.enumerated().map { ($1, $0) })

@@ -76,7 +76,8 @@ public struct MRZImageReader: Sendable {
 
     /// The outcome, and the pitch of the band found in the image that was read (nil: none found).
     private func attempt<Failure: Error>(_ image: GrayImage, fullResolution: () throws(Failure) -> GrayImage)
-        throws(Failure) -> (outcome: Outcome, pitch: Double?) {
+        throws(Failure) -> (outcome: Outcome, pitch: Double?)
+    {
         let window = min(61, max(15, max(image.width, image.height) / 40))
         let grids = MRZLocator.locate(InkComponents.find(in: image, window: window))
         guard !grids.isEmpty else { return (.notFound, nil) }
@@ -99,8 +100,9 @@ public struct MRZImageReader: Sendable {
                 if reading.meanScore > read?.meanScore ?? 0 { read = reading }
             case .success(let reading):
                 if reading.meanScore > best?.confidence ?? 0 {
-                    best = Unread(confidence: reading.meanScore,
-                                  error: MRZError(field: "layout", message: "MRZ characters too faint or blurred to read"))
+                    best = Unread(
+                        confidence: reading.meanScore,
+                        error: MRZError(field: "layout", message: "MRZ characters too faint or blurred to read"))
                 }
             case .failure(let failure):
                 if failure.confidence > best?.confidence ?? 0 { best = failure }
@@ -132,10 +134,12 @@ public struct MRZImageReader: Sendable {
         // capitals measured among a neighbour's, or in a shadow) is measured again with the best line's size.
         let surest = geometries.max { $0.fit < $1.fit }!
         for index in geometries.indices where geometries[index].fit < surest.fit - 0.1 {
-            let start = GlyphClassifier.LineGeometry(unit: surest.geometry.unit, offset: geometries[index].geometry.offset,
-                                                     slant: surest.geometry.slant)
-            let again = classifier.refined(Array(grid.lines[index].dropFirst().dropLast()), around: start, factors: [1],
-                                           shifts: stride(from: -4.0, through: 4.0, by: 0.5).map { $0 })
+            let start = GlyphClassifier.LineGeometry(
+                unit: surest.geometry.unit, offset: geometries[index].geometry.offset,
+                slant: surest.geometry.slant)
+            let again = classifier.refined(
+                Array(grid.lines[index].dropFirst().dropLast()), around: start, factors: [1],
+                shifts: stride(from: -4.0, through: 4.0, by: 0.5).map { $0 })
             if again.fit > geometries[index].fit { geometries[index] = again }
         }
         for (line, geometry) in zip(grid.lines, geometries.map(\.geometry)) {
@@ -152,23 +156,28 @@ public struct MRZImageReader: Sendable {
         // A document code starts with a letter: a first cell that looks more like a filler is a line read a cell
         // off, whose names (no check digit) would all be shifted.
         if scores[0][0][GlyphClassifier.characters.firstIndex(of: "<")!] > firstCode.score {
-            return .failure(Unread(confidence: 0, error: MRZError(
-                field: "documentCode", message: "MRZ documentCode: the first character reads as a filler (the line is read a cell off)")))
+            return .failure(
+                Unread(
+                    confidence: 0,
+                    error: MRZError(
+                        field: "documentCode", message: "MRZ documentCode: the first character reads as a filler (the line is read a cell off)")))
         }
-        let format: MRZ.Format = switch (grid.format, firstCode.character) {
-        case (.td3, "V"): .mrvA
-        case (.td2, "V"): .mrvB
-        default: grid.format
-        }
+        let format: MRZ.Format =
+            switch (grid.format, firstCode.character) {
+            case (.td3, "V"): .mrvA
+            case (.td2, "V"): .mrvB
+            default: grid.format
+            }
         let slots = MRZCharacterRules.slots(format)
         var lines: [[Character]] = []
         var total: Float = 0
         for (line, lineScores) in scores.enumerated() {
-            lines.append(lineScores.enumerated().map { index, cell in
-                let best = MRZCharacterRules.best(cell, slot: slots[line][index])
-                total += best.score
-                return best.character
-            })
+            lines.append(
+                lineScores.enumerated().map { index, cell in
+                    let best = MRZCharacterRules.best(cell, slot: slots[line][index])
+                    total += best.score
+                    return best.character
+                })
         }
         MRZCharacterRules.settleFillers(&lines, scores: scores, slots: slots)
         let read = lines
@@ -182,8 +191,12 @@ public struct MRZImageReader: Sendable {
         case .success(let mrz):
             if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) {
                 let field = MRZCharacterRules.field(at: position, format: format)
-                return .failure(Unread(confidence: confidence, error: MRZError(
-                    field: field, message: "MRZ \(field): line \(position.line + 1), position \(position.index + 1) reads as either of two look-alikes")))
+                return .failure(
+                    Unread(
+                        confidence: confidence,
+                        error: MRZError(
+                            field: field,
+                            message: "MRZ \(field): line \(position.line + 1), position \(position.index + 1) reads as either of two look-alikes")))
             }
             let final = mrz.lines.map { Array($0) }
             let changed = zip(read.indices, read).flatMap { line, characters in
@@ -193,26 +206,39 @@ public struct MRZImageReader: Sendable {
             // A cell that was a toss-up is a guess, not a reading: where no check digit stands behind it (names, state
             // codes), and where one does too, since swaps can cancel in a check digit. A mend has its own bound.
             if let guess = fields.sorted(by: { $0.key < $1.key }).first(where: { $0.value.confidence.margin < minimumMargin }) {
-                return .failure(Unread(confidence: confidence, error: MRZError(
-                    field: guess.key, message: "MRZ \(guess.key): a character cannot be told from another with confidence")))
+                return .failure(
+                    Unread(
+                        confidence: confidence,
+                        error: MRZError(
+                            field: guess.key, message: "MRZ \(guess.key): a character cannot be told from another with confidence")))
             }
             // An unlisted state code is kept as read only when it was read clearly: one read with a close call is
             // more likely a listed code misread (`UYO` for `UTO`) than a new one.
-            if let unclear = mrz.stateCodes.first(where: { !ICAOStates.codes.contains($0.code)
-                && (fields[$0.field]?.confidence.margin ?? 0) < MRZCharacterRules.stateMargin }) {
-                return .failure(Unread(confidence: confidence, error: MRZError(
-                    field: unclear.field, message: "MRZ \(unclear.field): an unlisted code read with a close call")))
+            if let unclear = mrz.stateCodes.first(where: {
+                !ICAOStates.codes.contains($0.code)
+                    && (fields[$0.field]?.confidence.margin ?? 0) < MRZCharacterRules.stateMargin
+            }) {
+                return .failure(
+                    Unread(
+                        confidence: confidence,
+                        error: MRZError(
+                            field: unclear.field, message: "MRZ \(unclear.field): an unlisted code read with a close call")))
             }
             if changed.count > maximumRepairs {
-                return .failure(Unread(confidence: confidence, error: MRZError(
-                    field: MRZCharacterRules.field(at: changed[0], format: format),
-                    message: "MRZ: \(changed.count) characters would have to be mended to pass the check digits")))
+                return .failure(
+                    Unread(
+                        confidence: confidence,
+                        error: MRZError(
+                            field: MRZCharacterRules.field(at: changed[0], format: format),
+                            message: "MRZ: \(changed.count) characters would have to be mended to pass the check digits")))
             }
             var repairs = changed.map { MRZCharacterRules.field(at: $0, format: format) }
             repairs = Dictionary(grouping: repairs, by: { $0 }).map { "\($0.key): \($0.value.count) look-alike(s) changed" }.sorted()
             let unknown = mrz.stateCodes.filter { !ICAOStates.codes.contains($0.code) }.map(\.field)
-            return .success(MRZReading(mrz: mrz, confidence: fields.mapValues(\.confidence), repairs: repairs,
-                                       unknownStates: unknown, meanScore: confidence))
+            return .success(
+                MRZReading(
+                    mrz: mrz, confidence: fields.mapValues(\.confidence), repairs: repairs,
+                    unknownStates: unknown, meanScore: confidence))
         case .failure(let error):
             return .failure(Unread(confidence: confidence, error: error))
         }

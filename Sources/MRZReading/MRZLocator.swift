@@ -18,8 +18,13 @@ struct MRZGrid {
 
     func scaled(by factor: Double) -> MRZGrid {
         var grid = self
-        grid.lines = lines.map { $0.map { Cell(center: Point(x: $0.center.x * factor, y: $0.center.y * factor),
-                                                pitch: Point(x: $0.pitch.x * factor, y: $0.pitch.y * factor)) } }
+        grid.lines = lines.map {
+            $0.map {
+                Cell(
+                    center: Point(x: $0.center.x * factor, y: $0.center.y * factor),
+                    pitch: Point(x: $0.pitch.x * factor, y: $0.pitch.y * factor))
+            }
+        }
         return grid
     }
 }
@@ -172,7 +177,8 @@ enum MRZLocator {
                     let head = fragments[other].first!, end = members.last!
                     let gap = head.u - end.u
                     guard gap > 0.5 * pitch, gap < 4.5 * pitch,
-                          abs(head.v - (end.v + slope * gap)) < 0.45 * pitch else { continue }
+                        abs(head.v - (end.v + slope * gap)) < 0.45 * pitch
+                    else { continue }
                     let otherPitch = median(zip(fragments[other].dropFirst(), fragments[other]).map { $0.u - $1.u })
                     guard abs(otherPitch / pitch - 1) < 0.25 else { continue }
                     members += fragments[other]
@@ -187,8 +193,10 @@ enum MRZLocator {
         for members in joined where members.count >= 15 {
             let steps = zip(members.dropFirst(), members).map { $0.u - $1.u }
             let pitch = median(steps)
-            lines.append(Line(members: members, pitch: pitch, start: members.first!.u, end: members.last!.u,
-                              v: members.map(\.v).reduce(0, +) / Double(members.count)))
+            lines.append(
+                Line(
+                    members: members, pitch: pitch, start: members.first!.u, end: members.last!.u,
+                    v: members.map(\.v).reduce(0, +) / Double(members.count)))
         }
         return lines.sorted { $0.v < $1.v }
     }
@@ -213,7 +221,8 @@ enum MRZLocator {
                     let pitch = (last.pitch + line.pitch) / 2
                     let gap = line.v - last.v
                     guard gap > 1.0 * pitch, gap < 3.2 * pitch, abs(line.pitch / last.pitch - 1) < 0.15,
-                          abs(line.start - last.start) < 1.5 * pitch else { continue }
+                        abs(line.start - last.start) < 1.5 * pitch
+                    else { continue }
                 }
                 extend(group + [line], from: next + 1)
             }
@@ -224,8 +233,10 @@ enum MRZLocator {
 
     /// Assigns every character of each line to a cell and fits the cells' positions along the line (a quadratic:
     /// a photographed page's pitch changes along the line) and across it (a line: the line may be slanted).
-    private static func fit(_ group: [Line], layout: (format: MRZ.Format, lines: Int, characters: Int),
-                            cos c: Double, sin s: Double) -> MRZGrid? {
+    private static func fit(
+        _ group: [Line], layout: (format: MRZ.Format, lines: Int, characters: Int),
+        cos c: Double, sin s: Double
+    ) -> MRZGrid? {
         let pitch = group.map(\.pitch).reduce(0, +) / Double(group.count)
         let n = Double(layout.characters)
         // Cells counted along the line step by step, each step in the local pitch (which perspective changes along
@@ -256,7 +267,8 @@ enum MRZLocator {
             let reference = group.indices.filter { fits[$0] != nil }.min { abs(group[$0].v - line.v) < abs(group[$1].v - line.v) }
             let first: Double
             if let reference, let u = fits[reference]?.u {
-                first = Double((-1...layout.characters).min { abs(u.value(at: Double($0)) - line.start) < abs(u.value(at: Double($1)) - line.start) }!)
+                first = Double(
+                    (-1...layout.characters).min { abs(u.value(at: Double($0)) - line.start) < abs(u.value(at: Double($1)) - line.start) }!)
             } else {
                 first = ((line.start - group.map(\.start).min()!) / pitch).rounded()
             }
@@ -266,18 +278,20 @@ enum MRZLocator {
         var lines: [[MRZGrid.Cell]] = []
         for (line, fit) in zip(group, fits) {
             guard let (positions, uFit) = fit,
-                  let vFit = Polynomial.fit(x: line.members.map(\.u), y: line.members.map(\.v), degree: 1),
-                  let first = positions.first, let last = positions.last,
-                  first > -1.5, last < n + 0.5 else { return nil }
+                let vFit = Polynomial.fit(x: line.members.map(\.u), y: line.members.map(\.v), degree: 1),
+                let first = positions.first, let last = positions.last,
+                first > -1.5, last < n + 0.5
+            else { return nil }
             for (member, position) in zip(line.members, positions) {
                 residuals.append(abs(uFit.value(at: position) - member.u) / pitch)
             }
-            lines.append((-1...layout.characters).map { index in
-                let u = uFit.value(at: Double(index))
-                let v = vFit.value(at: u)
-                let step = uFit.derivative(at: Double(index))
-                return MRZGrid.Cell(center: Point(x: u * c - v * s, y: u * s + v * c), pitch: Point(x: step * c, y: step * s))
-            })
+            lines.append(
+                (-1...layout.characters).map { index in
+                    let u = uFit.value(at: Double(index))
+                    let v = vFit.value(at: u)
+                    let step = uFit.derivative(at: Double(index))
+                    return MRZGrid.Cell(center: Point(x: u * c - v * s, y: u * s + v * c), pitch: Point(x: step * c, y: step * s))
+                })
         }
         let residual = residuals.reduce(0, +) / Double(max(1, residuals.count))
         guard residual < 0.25 else { return nil }
@@ -315,7 +329,8 @@ struct Polynomial {
         }
         for column in 0..<n {
             guard let pivot = (column..<n).max(by: { abs(matrix[$0][column]) < abs(matrix[$1][column]) }),
-                  abs(matrix[pivot][column]) > 1e-12 else { return nil }
+                abs(matrix[pivot][column]) > 1e-12
+            else { return nil }
             matrix.swapAt(column, pivot)
             for row in 0..<n where row != column {
                 let factor = matrix[row][column] / matrix[column][column]

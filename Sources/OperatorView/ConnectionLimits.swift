@@ -1,8 +1,9 @@
 import Foundation
 import NIOCore
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How the operator's server holds connections: an idle one (no request started, or none since the last answer)

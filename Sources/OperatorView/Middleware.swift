@@ -77,7 +77,8 @@ enum Session {
     /// `EXPIRY.SIGNATURE`: the expiry in seconds since 1970, and its HMAC-SHA256 under the token.
     static func value(expiring expiry: Int, token: [UInt8]) -> String {
         let signature = HMAC<SHA256>.authenticationCode(for: Data("session|\(expiry)".utf8), using: SymmetricKey(data: token))
-        return "\(expiry)." + Data(signature).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        return "\(expiry)."
+            + Data(signature).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
@@ -86,7 +87,8 @@ enum Session {
         for pair in cookieHeader.split(separator: ";") {
             let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
             guard parts.count == 2, parts[0] == cookie, let expiry = Int(parts[1].prefix { $0 != "." }),
-                  Double(expiry) > now.timeIntervalSince1970, Double(expiry) <= now.timeIntervalSince1970 + lifetime + 60 else { continue }
+                Double(expiry) > now.timeIntervalSince1970, Double(expiry) <= now.timeIntervalSince1970 + lifetime + 60
+            else { continue }
             if same(Array(parts[1].utf8), Array(value(expiring: expiry, token: token).utf8)) { return true }
         }
         return false
@@ -96,16 +98,18 @@ enum Session {
         guard request.method == .post else { return page(status: .ok, message: nil) }
         let body = try await request.body.collect(upTo: 4_096)
         let form = String(buffer: body)
-        let given = form.split(separator: "&").compactMap { field -> String? in
-            let parts = field.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, parts[0] == "token" else { return nil }
-            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-        }.first ?? ""
+        let given =
+            form.split(separator: "&").compactMap { field -> String? in
+                let parts = field.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, parts[0] == "token" else { return nil }
+                return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            }.first ?? ""
         guard same(Array(given.utf8), token) else { return page(status: .unauthorized, message: "That is not the token.") }
         let expiry = Int(Date().timeIntervalSince1970 + lifetime)
         var response = Response(status: .seeOther)
         response.headers[.location] = "/"
-        response.headers[.setCookie] = "\(cookie)=\(value(expiring: expiry, token: token)); Path=/; Max-Age=\(Int(lifetime)); HttpOnly; SameSite=Strict"
+        response.headers[.setCookie] =
+            "\(cookie)=\(value(expiring: expiry, token: token)); Path=/; Max-Age=\(Int(lifetime)); HttpOnly; SameSite=Strict"
         return response
     }
 
@@ -119,10 +123,11 @@ enum Session {
     /// The login form in the pages' own layout; `message` is one of this file's fixed sentences, never input.
     static func page(status: HTTPResponse.Status, message: String?) -> Response {
         let notice = message.map { "<p class=\"error\">\($0)</p>\n" } ?? ""
-        let body = notice + """
-            <form method="post" action="/login"><label>Token <input type="password" name="token" autocomplete="current-password" required></label>
-            <button type="submit">Sign in</button></form>
-            """
+        let body =
+            notice + """
+                <form method="post" action="/login"><label>Token <input type="password" name="token" autocomplete="current-password" required></label>
+                <button type="submit">Sign in</button></form>
+                """
         return View.respond(Pages.layout(title: "Sign in · verify-pipeline", body: body), View.html, status: status)
     }
 }
@@ -136,8 +141,9 @@ struct LoopbackHost<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let authority = request.head.authority ?? ""
         guard Self.namesThisMachine(authority, bindHost: bindHost) else {
-            var response = Response(status: .misdirectedRequest,
-                                    body: .init(byteBuffer: ByteBuffer(string: "this server answers only to localhost or a loopback address\n")))
+            var response = Response(
+                status: .misdirectedRequest,
+                body: .init(byteBuffer: ByteBuffer(string: "this server answers only to localhost or a loopback address\n")))
             response.headers[.contentType] = "text/plain; charset=utf-8"
             return response
         }

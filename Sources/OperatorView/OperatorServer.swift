@@ -22,9 +22,11 @@ public enum OperatorServer {
     /// The server, listening on `bind`; `token` (from the environment) is required of every request but `/healthz`
     /// when given, and must be given for an address other than loopback. `running` learns the port it listens on;
     /// `option` names where the address came from, for the error when it cannot listen.
-    public static func make(_ routes: Routes, store: any TransactionStore, bind: BindAddress, token: String?, logger: Logger,
-                            option: String = "--bind", limits: ConnectionLimits = ConnectionLimits(),
-                            running: @escaping @Sendable (Int) async -> Void = { _ in }) throws(OperatorViewError) -> ListeningServer {
+    public static func make(
+        _ routes: Routes, store: any TransactionStore, bind: BindAddress, token: String?, logger: Logger,
+        option: String = "--bind", limits: ConnectionLimits = ConnectionLimits(),
+        running: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws(OperatorViewError) -> ListeningServer {
         guard bind.isLoopback || token != nil else {
             throw OperatorViewError("binding \(bind) (not loopback) needs a bearer token: name the variable holding it with --token-env")
         }
@@ -48,13 +50,15 @@ public enum OperatorServer {
         let listener = ListeningServer(bind: bind, what: option)
         let count = ConnectionCount(limit: limits.maximumConnections)
         let http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionCap(count: count)], idleTimeout: limits.timeAmount)
-        listener.attach(Application(router: router, server: .http1(configuration: http),
-                                    configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil),
-                                    onServerRunning: { channel in
-                                        let port = channel.localAddress?.port ?? bind.port
-                                        listener.started(port: port)
-                                        await running(port)
-                                    }, logger: quiet))
+        listener.attach(
+            Application(
+                router: router, server: .http1(configuration: http),
+                configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil),
+                onServerRunning: { channel in
+                    let port = channel.localAddress?.port ?? bind.port
+                    listener.started(port: port)
+                    await running(port)
+                }, logger: quiet))
         return listener
     }
 }
@@ -93,8 +97,9 @@ struct View: Sendable {
             let now = Date()
             let overview = try await store.overview(collectedSince: now.addingTimeInterval(-Self.rateWindow))
             let page = try await store.transactions(status: query.state, search: query.search, limit: query.limit, after: query.after)
-            let html = pages.dashboard(overview, perMinute: Self.perMinute(overview), page: page,
-                                       state: query.state, search: query.search, limit: query.limit)
+            let html = pages.dashboard(
+                overview, perMinute: Self.perMinute(overview), page: page,
+                state: query.state, search: query.search, limit: query.limit)
             return Self.respond(html, Self.html)
         }
         router.get("/transactions/{id}") { _, context in
@@ -147,7 +152,8 @@ struct View: Sendable {
         var query = ListQuery(limit: defaultLimit)
         if let state = parameters.get("state"), !state.isEmpty {
             guard let status = DocumentSubmissionStatus(rawValue: state.uppercased()) else {
-                throw HTTPError(.badRequest, message: "state must be one of \(DocumentSubmissionStatus.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw HTTPError(
+                    .badRequest, message: "state must be one of \(DocumentSubmissionStatus.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             query.state = status
         }

@@ -18,8 +18,10 @@ struct Pages: Sendable {
     }
 
     /// `/`: counts by status, documents per minute, the latest transactions (filtered, searched).
-    func dashboard(_ overview: StoreOverview, perMinute: Double, page: TransactionPage, state: DocumentSubmissionStatus?,
-                   search: String?, limit: Int) -> String {
+    func dashboard(
+        _ overview: StoreOverview, perMinute: Double, page: TransactionPage, state: DocumentSubmissionStatus?,
+        search: String?, limit: Int
+    ) -> String {
         let total = overview.transactions.values.reduce(0, +)
         let counts = DocumentSubmissionStatus.allCases.map { status -> [String: Any] in
             ["status": status.rawValue, "count": overview.transactions[status] ?? 0]
@@ -30,7 +32,7 @@ struct Pages: Sendable {
         // A key left out is false to Mustache; an empty string is not.
         var context: [String: Any] = [
             "total": total, "counts": counts, "perMinute": String(format: "%.1f", perMinute), "states": states,
-            "search": search ?? "", "rows": page.transactions.map(Self.row), "empty": page.transactions.isEmpty, "limit": limit,
+            "search": search ?? "", "rows": page.transactions.map(Self.row), "empty": page.transactions.isEmpty, "limit": limit
         ]
         if let next = page.next { context["next"] = Self.query(state: state, search: search, after: next) }
         return dashboard.render(context)
@@ -47,22 +49,24 @@ struct Pages: Sendable {
                     var row: [String: Any] = [
                         "id": document.id, "source": document.source.escapingControls, "keys": document.keys.map(\.rawValue).joined(separator: ", "),
                         "submission": document.submission.map { "\($0.outcome.rawValue), \($0.attempts) attempt\($0.attempts == 1 ? "" : "s")" }
-                            ?? "not submitted",
+                            ?? "not submitted"
                     ]
                     if let error = document.submission?.error { row["error"] = error.escapingControls }
                     return row
-                },
+                }
             ]
         }
         let history = report.history.map { step -> [String: Any] in
-            ["at": Timestamp.string(step.at), "subject": step.documentType?.rawValue ?? "transaction", "from": step.from, "to": step.to,
-             "reason": step.reason.escapingControls, "isTransaction": step.documentType == nil]
+            [
+                "at": Timestamp.string(step.at), "subject": step.documentType?.rawValue ?? "transaction", "from": step.from, "to": step.to,
+                "reason": step.reason.escapingControls, "isTransaction": step.documentType == nil
+            ]
         }
         var context: [String: Any] = [
             "id": transaction.id.escapingControls, "status": transaction.state.submissionStatus.rawValue,
             "created": Timestamp.string(transaction.createdAt), "updated": Timestamp.string(transaction.updatedAt),
             "expires": Timestamp.string(transaction.expiresAt), "expired": now > transaction.expiresAt,
-            "data": report.data.rawValue, "documents": documents, "history": history,
+            "data": report.data.rawValue, "documents": documents, "history": history
         ]
         if let purged = transaction.purgedAt { context["purged"] = Timestamp.string(purged) }
         return self.transaction.render(context)
@@ -72,7 +76,7 @@ struct Pages: Sendable {
         [
             "id": summary.id.escapingControls, "href": href(summary.id), "status": summary.status.rawValue, "data": summary.data.rawValue,
             "updated": Timestamp.string(summary.updatedAt),
-            "documents": summary.documents.keys.sorted().map { ["type": $0.rawValue, "status": summary.documents[$0]!.rawValue] },
+            "documents": summary.documents.keys.sorted().map { ["type": $0.rawValue, "status": summary.documents[$0]!.rawValue] }
         ]
     }
 
@@ -85,9 +89,11 @@ struct Pages: Sendable {
 
     static func query(state: DocumentSubmissionStatus?, search: String?, after: TransactionCursor) -> String {
         var components = URLComponents()
-        components.queryItems = [state.map { URLQueryItem(name: "state", value: $0.rawValue) },
-                                 search.map { URLQueryItem(name: "search", value: $0) },
-                                 URLQueryItem(name: "after", value: after.text)].compactMap { $0 }
+        components.queryItems = [
+            state.map { URLQueryItem(name: "state", value: $0.rawValue) },
+            search.map { URLQueryItem(name: "search", value: $0) },
+            URLQueryItem(name: "after", value: after.text)
+        ].compactMap { $0 }
         return "/" + (components.string ?? "")
     }
 

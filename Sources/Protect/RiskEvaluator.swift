@@ -25,11 +25,13 @@ public struct RiskEvaluator: Sendable {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        let body: [String: Any] = ["event": [
-            "targetResource": ["name": "verify-pipeline"],
-            "user": ["id": transactionId, "type": "EXTERNAL"],
-            "sdk": ["signals": ["data": signals]],
-        ]]
+        let body: [String: Any] = [
+            "event": [
+                "targetResource": ["name": "verify-pipeline"],
+                "user": ["id": transactionId, "type": "EXTERNAL"],
+                "sdk": ["signals": ["data": signals]]
+            ]
+        ]
         // A dictionary of strings always serialises; an empty body would be refused by the host, not crash the run.
         request.body = .bytes(ByteBuffer(bytes: Array((try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data())))
         // One deadline for the whole exchange, the answer's body included.
@@ -42,7 +44,8 @@ public struct RiskEvaluator: Sendable {
             let text = String(buffer: answer)
             // Only whether the answer is JSON matters here: it is stored as the evaluation when it is.
             guard (200..<300).contains(Int(response.status.code)),
-                  (try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil else {
+                (try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil
+            else {
                 return #"{"error":"HTTP \#(response.status.code)"}"#
             }
             return text
@@ -73,12 +76,14 @@ public actor RiskEvaluations {
             transaction = try await store.transaction(id: transactionId)
             state = try await store.protectState(of: transactionId, as: ProtectState.self)
         } catch {
-            logger.warning("could not read a transaction for its risk evaluation",
-                           metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
+            logger.warning(
+                "could not read a transaction for its risk evaluation",
+                metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
             return
         }
         guard let transaction, let signals = transaction.signals, state?.riskEvaluation == nil,
-              asked.insert(transactionId).inserted else { return }
+            asked.insert(transactionId).inserted
+        else { return }
         let answer = await evaluator.evaluate(transactionId: transactionId, signals: signals)
         do {
             _ = try await store.updateProtectState(of: transactionId, as: ProtectState.self) { current in
@@ -87,7 +92,8 @@ public actor RiskEvaluations {
                 return state
             }
         } catch {
-            logger.warning("could not store a risk evaluation", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
+            logger.warning(
+                "could not store a risk evaluation", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
         }
     }
 }

@@ -48,7 +48,8 @@ public actor SignalsCollector {
     /// The transaction may have completed: pause when configured to.
     public func statusChanged(_ transaction: StoredTransaction) async {
         guard collectsBehavior, configuration.pauseBehavioralDataOnSuccess,
-              transaction.state.submissionStatus == .completed else { return }
+            transaction.state.submissionStatus == .completed
+        else { return }
         await updateBehavior(transaction.id) { $0.paused = true }
         paused = true
         if configuration.isConsoleLogEnabled {
@@ -66,26 +67,32 @@ public actor SignalsCollector {
             current = try await store.transaction(id: transaction.id)
             state = collectsBehavior ? try await store.protectState(of: transaction.id, as: ProtectState.self) : nil
         } catch {
-            logger.warning("protect: could not read the transaction", metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(error.failureCode)"])
+            logger.warning(
+                "protect: could not read the transaction", metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(error.failureCode)"])
             return nil
         }
         if let stored = current?.signals { return stored }
         let behavior = state?.behavior
-        let device = DeviceAttributes.collect(channel: channel, capture: capture,
-                                              ignoring: Set(configuration.deviceAttributesToIgnore))
+        let device = DeviceAttributes.collect(
+            channel: channel, capture: capture,
+            ignoring: Set(configuration.deviceAttributesToIgnore))
         let data = SignalsPayload(envId: envId, createdAt: time, device: device, behavior: behavior).data
         let stored: String
         do {
             stored = try await store.setSignals(data, of: transaction.id)
         } catch {
-            logger.warning("protect: could not store the signals payload", metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(error.failureCode)"])
+            logger.warning(
+                "protect: could not store the signals payload",
+                metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(error.failureCode)"])
             return nil
         }
         if configuration.isConsoleLogEnabled {
-            logger.debug("protect: signals collected", metadata: [
-                "transaction.id": "\(transaction.id)", "protect.attributes": "\(device.keys.sorted().joined(separator: ","))",
-                "protect.behavior": "\(behavior != nil)",
-            ])
+            logger.debug(
+                "protect: signals collected",
+                metadata: [
+                    "transaction.id": "\(transaction.id)", "protect.attributes": "\(device.keys.sorted().joined(separator: ","))",
+                    "protect.behavior": "\(behavior != nil)"
+                ])
         }
         return stored
     }
@@ -102,7 +109,8 @@ public actor SignalsCollector {
                 return state
             }
         } catch {
-            logger.warning("protect: could not record behavioural data", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
+            logger.warning(
+                "protect: could not record behavioural data", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
         }
     }
 }

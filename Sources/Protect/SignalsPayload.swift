@@ -1,7 +1,7 @@
+import Crypto
 import Foundation
 import ImageDecoding
 import VerifyModel
-import Crypto
 
 /// What the documents of one transaction were captured with.
 public struct CaptureInfo: Sendable, Equatable {
@@ -18,8 +18,10 @@ public struct CaptureInfo: Sendable, Equatable {
 /// Where the documents came from: the device attributes of CONTRACT §5.
 public enum DeviceAttributes {
     /// Every attribute name `deviceAttributesToIgnore` can name.
-    public static let names = ["channel", "os", "architecture", "hostname", "toolVersion", "cameraMake", "cameraModel",
-                               "cameraSoftware", "imageSizes"]
+    public static let names = [
+        "channel", "os", "architecture", "hostname", "toolVersion", "cameraMake", "cameraModel",
+        "cameraSoftware", "imageSizes"
+    ]
 
     public static let toolVersion = "0.5.0"
 
@@ -30,7 +32,7 @@ public enum DeviceAttributes {
             "os": hostOS,
             "architecture": hostArchitecture,
             "hostname": hostNameHash,
-            "toolVersion": toolVersion,
+            "toolVersion": toolVersion
         ]
         attributes["cameraMake"] = capture.camera?.make
         attributes["cameraModel"] = capture.camera?.model

@@ -15,8 +15,10 @@ public struct SubmissionRequest: Sendable {
     /// The transaction's Protect payload, sent unchanged with each of its documents.
     public var signals: String?
 
-    public init(documentId: String, transactionId: String, verificationCode: String, documentType: DocumentType,
-                document: DocumentFields, state: TransactionState, signals: String?) {
+    public init(
+        documentId: String, transactionId: String, verificationCode: String, documentType: DocumentType,
+        document: DocumentFields, state: TransactionState, signals: String?
+    ) {
         self.documentId = documentId
         self.transactionId = transactionId
         self.verificationCode = verificationCode

@@ -22,8 +22,10 @@ public struct HTTPSubmitter: DocumentSubmitter {
         public var initialBackoff: TimeAmount
         public var maxBackoff: TimeAmount
 
-        public init(endpoint: URL, bearerToken: String?, timeoutSeconds: Double, maxAttempts: Int,
-                    initialBackoffMs: Int, maxBackoffMs: Int) {
+        public init(
+            endpoint: URL, bearerToken: String?, timeoutSeconds: Double, maxAttempts: Int,
+            initialBackoffMs: Int, maxBackoffMs: Int
+        ) {
             self.endpoint = endpoint
             self.bearerToken = bearerToken
             timeout = .milliseconds(Int64(timeoutSeconds * 1000))
@@ -72,10 +74,11 @@ public struct HTTPSubmitter: DocumentSubmitter {
             let credentials = Data("\(request.transactionId):\(request.verificationCode)".utf8).base64EncodedString()
             http.headers.add(name: "Authorization", value: "Basic \(credentials)")
         }
-        let body = Body(documentId: request.documentId, documentType: request.documentType, document: request.document,
-                        documentStatus: Dictionary(uniqueKeysWithValues: request.state.documents.map { ($0.key.rawValue, $0.value) }),
-                        documentSubmissionStatus: request.state.submissionStatus,
-                        signals: request.signals.map { Body.Signals(data: $0) })
+        let body = Body(
+            documentId: request.documentId, documentType: request.documentType, document: request.document,
+            documentStatus: Dictionary(uniqueKeysWithValues: request.state.documents.map { ($0.key.rawValue, $0.value) }),
+            documentSubmissionStatus: request.state.submissionStatus,
+            signals: request.signals.map { Body.Signals(data: $0) })
         // Encoding a struct of strings and enums cannot fail; were it to, the document fails rather than the run.
         guard let encoded = try? JSONEncoder().encode(body) else {
             return .failed(DocumentSubmissionError(.invalidKeyMap, "the document could not be encoded"), attempts: 0)
@@ -93,9 +96,11 @@ public struct HTTPSubmitter: DocumentSubmitter {
                 return .failed(DocumentSubmissionError(.submissionError, why), attempts: attempt)
             case .retry(let why):
                 reason = why
-                logger.debug("submission attempt failed", metadata: [
-                    "document.id": "\(request.documentId)", "attempt": "\(attempt)", "reason": "\(why)",
-                ])
+                logger.debug(
+                    "submission attempt failed",
+                    metadata: [
+                        "document.id": "\(request.documentId)", "attempt": "\(attempt)", "reason": "\(why)"
+                    ])
                 if attempt < configuration.maxAttempts {
                     do {
                         try await Task.sleep(for: backoff(attempt))
@@ -105,18 +110,20 @@ public struct HTTPSubmitter: DocumentSubmitter {
                 }
             }
         }
-        return .failed(DocumentSubmissionError(.submissionError, "gave up after \(configuration.maxAttempts) attempts: \(reason)"),
-                       attempts: configuration.maxAttempts)
+        return .failed(
+            DocumentSubmissionError(.submissionError, "gave up after \(configuration.maxAttempts) attempts: \(reason)"),
+            attempts: configuration.maxAttempts)
     }
 
     /// `verify_submission_attempts_total{class, retry}`: each attempt by how it ended (accepted, rejected, retryable)
     /// and whether it was a retry.
     static func count(_ outcome: Outcome, retry: Bool) {
-        let kind = switch outcome {
-        case .accepted: "accepted"
-        case .reject: "rejected"
-        case .retry: "retryable"
-        }
+        let kind =
+            switch outcome {
+            case .accepted: "accepted"
+            case .reject: "rejected"
+            case .retry: "retryable"
+            }
         Counter(label: "verify_submission_attempts_total", dimensions: [("class", kind), ("retry", retry ? "true" : "false")]).increment()
     }
 
@@ -166,4 +173,3 @@ public struct HTTPSubmitter: DocumentSubmitter {
         return .nanoseconds(jittered)
     }
 }
-

@@ -6,7 +6,7 @@ import VerifyModel
 /// that neither tells anything about the content to whoever lacks the secret: trying candidate emails or phone numbers
 /// against an id shown by `serve`, `status`, a result or an Idempotency-Key finds nothing. Made once per store and
 /// never changed (ids stay stable across runs and processes); kept sealed under the data key in an encrypted store.
-public struct DocumentIdentity: @unchecked Sendable {   // SymmetricKey is immutable once made
+public struct DocumentIdentity: @unchecked Sendable {  // SymmetricKey is immutable once made
     let key: SymmetricKey
 
     static func generate() -> DocumentIdentity { DocumentIdentity(key: SymmetricKey(size: .bits256)) }
@@ -55,8 +55,9 @@ public struct DocumentIdentity: @unchecked Sendable {   // SymmetricKey is immut
         let legacy = "sha256:"
         guard contentHash.hasPrefix(legacy) else { return nil }
         let digest = String(contentHash.dropFirst(legacy.count))
-        return Rename(from: id, to: documentId(transactionId: transactionId, contentDigest: digest),
-                      contentHash: self.contentHash(contentDigest: digest))
+        return Rename(
+            from: id, to: documentId(transactionId: transactionId, contentDigest: digest),
+            contentHash: self.contentHash(contentDigest: digest))
     }
 
     /// `text` (a transition's reason, a work item's result) with every renamed document id in it replaced.
@@ -67,7 +68,8 @@ public struct DocumentIdentity: @unchecked Sendable {   // SymmetricKey is immut
         result.reserveCapacity(bytes.count)
         while index < bytes.count {
             if index + length <= bytes.count, bytes[index..<index + prefix.count].elementsEqual(prefix),
-               let renamed = renames[String(decoding: bytes[index..<index + length], as: UTF8.self)] {
+                let renamed = renames[String(decoding: bytes[index..<index + length], as: UTF8.self)]
+            {
                 result.append(contentsOf: renamed.utf8)
                 index += length
             } else {

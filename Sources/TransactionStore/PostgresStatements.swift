@@ -75,8 +75,10 @@ struct InsertTransaction: PostgresPreparedStatement {
         SELECT \(transactionColumns), false, (SELECT count(*) FROM created)
         FROM (SELECT 1) AS one LEFT JOIN transactions t ON t.id = $1
         """
-    static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .text, .timestamptz, .timestamptz, .text,
-                                                       .textArray, .textArray, .textArray]
+    static let bindingDataTypes: [PostgresDataType] = [
+        .text, .text, .text, .text, .timestamptz, .timestamptz, .text,
+        .textArray, .textArray, .textArray
+    ]
     /// How many rows it inserted, and the existing row.
     typealias Row = (Int, TransactionColumns?)
 
@@ -139,8 +141,10 @@ enum StatusChangeStatement {
         """
     }
     fileprivate static let written = "(SELECT count(*) FROM moved), ARRAY(SELECT sequence FROM history ORDER BY sequence)"
-    fileprivate static let headTypes: [PostgresDataType] = [.text, .timestamptz, .text, .int8, .textArray, .textArray,
-                                                            .textArray, .textArray, .textArray, .text]
+    fileprivate static let headTypes: [PostgresDataType] = [
+        .text, .timestamptz, .text, .int8, .textArray, .textArray,
+        .textArray, .textArray, .textArray, .text
+    ]
 
     fileprivate static func headBindings(_ change: StatusChange, capacity: Int) -> PostgresBindings {
         let documentTypes = change.transitions.map { transition -> String in
@@ -188,13 +192,14 @@ struct WriteStatusChange: PostgresPreparedStatement, StatusChangeWriting {
 
 /// A change that stores a new document with its move to COLLECTED.
 struct WriteCollected: PostgresPreparedStatement, StatusChangeWriting {
-    static let sql = StatusChangeStatement.head + """
-        , document AS (
-            INSERT INTO documents (id, transaction_id, document_type, fields, source, content_hash, created_at)
-            SELECT $11, moved.id, $12, $13, $14, $15, $16 FROM moved
-        )
-        SELECT
-        """ + " " + StatusChangeStatement.written
+    static let sql =
+        StatusChangeStatement.head + """
+            , document AS (
+                INSERT INTO documents (id, transaction_id, document_type, fields, source, content_hash, created_at)
+                SELECT $11, moved.id, $12, $13, $14, $15, $16 FROM moved
+            )
+            SELECT
+            """ + " " + StatusChangeStatement.written
     static let bindingDataTypes = StatusChangeStatement.headTypes + [.text, .text, .text, .text, .text, .timestamptz]
     typealias Row = (Int, [Int64])
 
@@ -220,22 +225,24 @@ struct WriteCollected: PostgresPreparedStatement, StatusChangeWriting {
 /// A change that records a submission's end (one more attempt) with the document's move, if the document is the
 /// transaction's, of the moved type.
 struct WriteSubmissionEnd: PostgresPreparedStatement, StatusChangeWriting {
-    static let sql = StatusChangeStatement.makeHead(gate: """
-         AND EXISTS (SELECT 1 FROM documents WHERE id = $11 AND transaction_id = $3 AND document_type = $14)
-        """) + """
-        , submission AS (
-            INSERT INTO submissions (document_id, attempts, outcome, error, updated_at)
-            SELECT $11, 1, $12, $13, $2 FROM moved
-            ON CONFLICT (document_id) DO UPDATE SET attempts = submissions.attempts + 1,
-                outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at,
-                claim_owner = NULL, claim_expires_at = NULL
-            RETURNING attempts, outcome, error, updated_at
-        )
-        SELECT
-        """ + " " + StatusChangeStatement.written + """
-        , s.attempts, s.outcome, s.error, s.updated_at
-        FROM (SELECT 1) AS one LEFT JOIN submission s ON true
-        """
+    static let sql =
+        StatusChangeStatement.makeHead(
+            gate: """
+                 AND EXISTS (SELECT 1 FROM documents WHERE id = $11 AND transaction_id = $3 AND document_type = $14)
+                """) + """
+            , submission AS (
+                INSERT INTO submissions (document_id, attempts, outcome, error, updated_at)
+                SELECT $11, 1, $12, $13, $2 FROM moved
+                ON CONFLICT (document_id) DO UPDATE SET attempts = submissions.attempts + 1,
+                    outcome = EXCLUDED.outcome, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at,
+                    claim_owner = NULL, claim_expires_at = NULL
+                RETURNING attempts, outcome, error, updated_at
+            )
+            SELECT
+            """ + " " + StatusChangeStatement.written + """
+            , s.attempts, s.outcome, s.error, s.updated_at
+            FROM (SELECT 1) AS one LEFT JOIN submission s ON true
+            """
     static let bindingDataTypes = StatusChangeStatement.headTypes + [.text, .text, .text, .text]
     typealias Row = (Int, [Int64], Int?, String?, String?, Date?)
 
@@ -256,8 +263,9 @@ struct WriteSubmissionEnd: PostgresPreparedStatement, StatusChangeWriting {
     func write(on connection: PostgresConnection, logger: Logger) async throws -> WrittenChange? {
         for try await (moved, sequences, attempts, outcome, error, updated) in try await connection.execute(self, logger: logger) {
             guard moved == 1, let attempts, let outcome, let updated else { return nil }
-            let record = SubmissionRecord(documentId: submission.documentId, attempts: attempts,
-                                          outcome: try EnumColumn.decode(outcome), error: error, updatedAt: updated)
+            let record = SubmissionRecord(
+                documentId: submission.documentId, attempts: attempts,
+                outcome: try EnumColumn.decode(outcome), error: error, updatedAt: updated)
             return WrittenChange(sequences: sequences, submission: record)
         }
         return nil

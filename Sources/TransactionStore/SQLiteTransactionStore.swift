@@ -23,8 +23,10 @@ public final class SQLiteTransactionStore: TransactionStore {
     /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open, then the data
     /// key is unwrapped with `encryption`'s key (or made, for a new store that requires encryption). An existing
     /// store that its group or others may read is tightened to 0600, with a warning.
-    public init(path: String, create: Bool = true, encryption: StoreEncryption = .ifEncrypted(nil),
-                logger: Logger = Logger(label: "verify-pipeline.store")) throws(StoreError) {
+    public init(
+        path: String, create: Bool = true, encryption: StoreEncryption = .ifEncrypted(nil),
+        logger: Logger = Logger(label: "verify-pipeline.store")
+    ) throws(StoreError) {
         self.path = path
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists {
@@ -67,14 +69,19 @@ public final class SQLiteTransactionStore: TransactionStore {
     /// Reads the wrapped data key and decides with `encryption`. Only a new encrypted store writes: it records its key,
     /// unless another process recorded one first (then that one must open). Reading first keeps processes that open
     /// the store together from queueing for its write lock.
-    static func openKeys(_ pool: DatabasePool, _ encryption: StoreEncryption,
-                         location: String) throws -> (sealing: StoreSealing, wrapped: String?) {
+    static func openKeys(
+        _ pool: DatabasePool, _ encryption: StoreEncryption,
+        location: String
+    ) throws -> (sealing: StoreSealing, wrapped: String?) {
         let (wrapped, holdsTransactions) = try pool.read { db in
-            (try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1"),
-             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM transactions)") ?? false)
+            (
+                try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1"),
+                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM transactions)") ?? false
+            )
         }
-        let (sealing, newWrapped) = try StoreSealing.decide(wrapped: wrapped, holdsTransactions: holdsTransactions, encryption,
-                                                            location: location)
+        let (sealing, newWrapped) = try StoreSealing.decide(
+            wrapped: wrapped, holdsTransactions: holdsTransactions, encryption,
+            location: location)
         guard let newWrapped else { return (sealing, wrapped) }
         return try pool.write { db in
             if let recorded = try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1") {
@@ -97,8 +104,9 @@ public final class SQLiteTransactionStore: TransactionStore {
                 return (try DocumentIdentity(stored: try sealing.open(stored, .documentIdentity, row: "1")), 0)
             }
             let identity = DocumentIdentity.generate()
-            try db.execute(sql: "INSERT INTO documentIdentity (id, secret, createdAt) VALUES (1, ?, ?)",
-                           arguments: [try sealing.seal(identity.stored, .documentIdentity, row: "1"), Date()])
+            try db.execute(
+                sql: "INSERT INTO documentIdentity (id, secret, createdAt) VALUES (1, ?, ?)",
+                arguments: [try sealing.seal(identity.stored, .documentIdentity, row: "1"), Date()])
             return (identity, try rename(db, with: identity, sealing))
         }
     }
@@ -111,10 +119,13 @@ public final class SQLiteTransactionStore: TransactionStore {
         for row in try Row.fetchAll(db, sql: "SELECT id, transactionId, contentHash, fields FROM documents") {
             guard let rename = identity.rename(id: row["id"], transactionId: row["transactionId"], contentHash: row["contentHash"]) else { continue }
             let stored: String = row["fields"]
-            let fields = stored.isEmpty ? stored
+            let fields =
+                stored.isEmpty
+                ? stored
                 : try sealing.seal(try sealing.open(stored, .documentFields, row: rename.from), .documentFields, row: rename.to)
-            try db.execute(sql: "UPDATE documents SET id = ?, contentHash = ?, fields = ? WHERE id = ?",
-                           arguments: [rename.to, rename.contentHash, fields, rename.from])
+            try db.execute(
+                sql: "UPDATE documents SET id = ?, contentHash = ?, fields = ? WHERE id = ?",
+                arguments: [rename.to, rename.contentHash, fields, rename.from])
             try db.execute(sql: "UPDATE submissions SET documentId = ? WHERE documentId = ?", arguments: [rename.to, rename.from])
             renames[rename.from] = rename.to
         }
@@ -136,11 +147,13 @@ public final class SQLiteTransactionStore: TransactionStore {
             guard stat(file, &status) == 0, status.st_mode & 0o077 != 0 else { continue }
             let before = String(status.st_mode & 0o777, radix: 8)
             if chmod(file, 0o600) == 0 {
-                logger.warning("the store file was readable beyond its owner; its mode is now 0600",
-                               metadata: ["store.file": "\(file)", "store.mode.before": "\(before)"])
+                logger.warning(
+                    "the store file was readable beyond its owner; its mode is now 0600",
+                    metadata: ["store.file": "\(file)", "store.mode.before": "\(before)"])
             } else {
-                logger.warning("the store file is readable beyond its owner and its mode cannot be changed",
-                               metadata: ["store.file": "\(file)", "store.mode": "\(before)", "error": "\(String(cString: strerror(errno)))"])
+                logger.warning(
+                    "the store file is readable beyond its owner and its mode cannot be changed",
+                    metadata: ["store.file": "\(file)", "store.mode": "\(before)", "error": "\(String(cString: strerror(errno)))"])
             }
         }
     }
@@ -150,109 +163,133 @@ public final class SQLiteTransactionStore: TransactionStore {
     /// Named migrations as frozen SQL: never change one once shipped (a test checksums them), never build one from
     /// the application's types; add a new one.
     static let migrations: [(identifier: String, sql: String)] = [
-        ("v1-transactions-documents-transitions-submissions", """
-                CREATE TABLE transactions (
-                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
-                    verificationCode TEXT NOT NULL,
-                    envId TEXT,
-                    submissionStatus TEXT NOT NULL CHECK (submissionStatus IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED')),
-                    createdAt DATETIME NOT NULL,
-                    updatedAt DATETIME NOT NULL,
-                    expiresAt DATETIME NOT NULL,
-                    signals TEXT
-                );
-                CREATE TABLE documentStatuses (
-                    transactionId TEXT NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,
-                    documentType TEXT NOT NULL CHECK (documentType IN ('GOVERNMENT_ID','SELFIE','EMAIL','PHONE','VOICE')),
-                    requirement TEXT NOT NULL CHECK (requirement IN ('REQUIRED', 'OPTIONAL')),
-                    status TEXT NOT NULL CHECK (status IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED')),
-                    PRIMARY KEY (transactionId, documentType)
-                );
-                CREATE TABLE documents (
-                    id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
-                    transactionId TEXT NOT NULL,
-                    documentType TEXT NOT NULL,
-                    fields TEXT NOT NULL,
-                    source TEXT NOT NULL,
-                    contentHash TEXT NOT NULL,
-                    createdAt DATETIME NOT NULL,
-                    FOREIGN KEY (transactionId, documentType) REFERENCES documentStatuses(transactionId, documentType)
-                );
-                CREATE INDEX documentsByTransaction ON documents(transactionId);
-                CREATE TABLE transitions (
-                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-                    transactionId TEXT NOT NULL REFERENCES transactions(id),
-                    documentType TEXT CHECK (documentType IS NULL OR documentType IN ('GOVERNMENT_ID','SELFIE','EMAIL','PHONE','VOICE')),
-                    fromStatus TEXT NOT NULL,
-                    toStatus TEXT NOT NULL,
-                    at DATETIME NOT NULL,
-                    reason TEXT NOT NULL,
-                    CHECK ((documentType IS NULL AND fromStatus IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED') AND toStatus IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED'))
-                        OR (documentType IS NOT NULL AND fromStatus IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED') AND toStatus IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED')))
-                );
-                CREATE INDEX transitionsByTransaction ON transitions(transactionId, sequence);
-                CREATE TABLE submissions (
-                    documentId TEXT PRIMARY KEY NOT NULL REFERENCES documents(id),
-                    attempts INTEGER NOT NULL CHECK (attempts >= 0),
-                    outcome TEXT NOT NULL CHECK (outcome IN ('PENDING','ACCEPTED','FAILED')),
-                    error TEXT,
-                    updatedAt DATETIME NOT NULL
-                );
-                """),
-        ("v2-protect-behavior-and-risk", """
-                ALTER TABLE transactions ADD COLUMN behavior TEXT;
-                ALTER TABLE transactions ADD COLUMN riskEvaluation TEXT;
-                """),
+        (
+            "v1-transactions-documents-transitions-submissions",
+            """
+            CREATE TABLE transactions (
+                id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+                verificationCode TEXT NOT NULL,
+                envId TEXT,
+                submissionStatus TEXT NOT NULL CHECK (submissionStatus IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED')),
+                createdAt DATETIME NOT NULL,
+                updatedAt DATETIME NOT NULL,
+                expiresAt DATETIME NOT NULL,
+                signals TEXT
+            );
+            CREATE TABLE documentStatuses (
+                transactionId TEXT NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,
+                documentType TEXT NOT NULL CHECK (documentType IN ('GOVERNMENT_ID','SELFIE','EMAIL','PHONE','VOICE')),
+                requirement TEXT NOT NULL CHECK (requirement IN ('REQUIRED', 'OPTIONAL')),
+                status TEXT NOT NULL CHECK (status IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED')),
+                PRIMARY KEY (transactionId, documentType)
+            );
+            CREATE TABLE documents (
+                id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+                transactionId TEXT NOT NULL,
+                documentType TEXT NOT NULL,
+                fields TEXT NOT NULL,
+                source TEXT NOT NULL,
+                contentHash TEXT NOT NULL,
+                createdAt DATETIME NOT NULL,
+                FOREIGN KEY (transactionId, documentType) REFERENCES documentStatuses(transactionId, documentType)
+            );
+            CREATE INDEX documentsByTransaction ON documents(transactionId);
+            CREATE TABLE transitions (
+                sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                transactionId TEXT NOT NULL REFERENCES transactions(id),
+                documentType TEXT CHECK (documentType IS NULL OR documentType IN ('GOVERNMENT_ID','SELFIE','EMAIL','PHONE','VOICE')),
+                fromStatus TEXT NOT NULL,
+                toStatus TEXT NOT NULL,
+                at DATETIME NOT NULL,
+                reason TEXT NOT NULL,
+                CHECK ((documentType IS NULL AND fromStatus IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED') AND toStatus IN ('NOT_STARTED','STARTED','PROCESS','COMPLETED'))
+                    OR (documentType IS NOT NULL AND fromStatus IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED') AND toStatus IN ('REQUIRED','OPTIONAL','COLLECTED','PROCESSED','SKIPPED')))
+            );
+            CREATE INDEX transitionsByTransaction ON transitions(transactionId, sequence);
+            CREATE TABLE submissions (
+                documentId TEXT PRIMARY KEY NOT NULL REFERENCES documents(id),
+                attempts INTEGER NOT NULL CHECK (attempts >= 0),
+                outcome TEXT NOT NULL CHECK (outcome IN ('PENDING','ACCEPTED','FAILED')),
+                error TEXT,
+                updatedAt DATETIME NOT NULL
+            );
+            """
+        ),
+        (
+            "v2-protect-behavior-and-risk",
+            """
+            ALTER TABLE transactions ADD COLUMN behavior TEXT;
+            ALTER TABLE transactions ADD COLUMN riskEvaluation TEXT;
+            """
+        ),
         // Writes name the version they were decided on (StoreCore): another process's change in between is seen.
-        ("v3-transaction-versions", """
-                ALTER TABLE transactions ADD COLUMN version INTEGER NOT NULL DEFAULT 0 CHECK (version >= 0);
-                """),
+        (
+            "v3-transaction-versions",
+            """
+            ALTER TABLE transactions ADD COLUMN version INTEGER NOT NULL DEFAULT 0 CHECK (version >= 0);
+            """
+        ),
         // Protect's state leaves the transaction's row for a table of its own, one JSON document per transaction
         // that the Protect module defines; the store only keeps it.
-        ("v4-protect-states", """
-                CREATE TABLE protectStates (
-                    transactionId TEXT PRIMARY KEY NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,
-                    state TEXT NOT NULL CHECK (json_valid(state))
-                );
-                INSERT INTO protectStates (transactionId, state)
-                    SELECT id, json_object('behavior', CASE WHEN json_valid(behavior) THEN json(behavior) END,
-                                           'riskEvaluation', riskEvaluation)
-                    FROM transactions WHERE behavior IS NOT NULL OR riskEvaluation IS NOT NULL;
-                ALTER TABLE transactions DROP COLUMN behavior;
-                ALTER TABLE transactions DROP COLUMN riskEvaluation;
-                """),
+        (
+            "v4-protect-states",
+            """
+            CREATE TABLE protectStates (
+                transactionId TEXT PRIMARY KEY NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,
+                state TEXT NOT NULL CHECK (json_valid(state))
+            );
+            INSERT INTO protectStates (transactionId, state)
+                SELECT id, json_object('behavior', CASE WHEN json_valid(behavior) THEN json(behavior) END,
+                                       'riskEvaluation', riskEvaluation)
+                FROM transactions WHERE behavior IS NOT NULL OR riskEvaluation IS NOT NULL;
+            ALTER TABLE transactions DROP COLUMN behavior;
+            ALTER TABLE transactions DROP COLUMN riskEvaluation;
+            """
+        ),
         // A submission is claimed (owner and expiry) before it is sent: processes sharing the store send it once.
-        ("v5-submission-claims", """
-                ALTER TABLE submissions ADD COLUMN claimOwner TEXT;
-                ALTER TABLE submissions ADD COLUMN claimExpiresAt DATETIME;
-                """),
+        (
+            "v5-submission-claims",
+            """
+            ALTER TABLE submissions ADD COLUMN claimOwner TEXT;
+            ALTER TABLE submissions ADD COLUMN claimExpiresAt DATETIME;
+            """
+        ),
         // Identity data at rest: the data key, wrapped by the key-encryption key (one row), and when a transaction's
         // data was purged by the retention policy.
-        ("v6-store-keys-and-purges", """
-                CREATE TABLE storeKeys (
-                    id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
-                    wrappedKey TEXT NOT NULL,
-                    createdAt DATETIME NOT NULL,
-                    rotatedAt DATETIME
-                );
-                ALTER TABLE transactions ADD COLUMN purgedAt DATETIME;
-                """),
+        (
+            "v6-store-keys-and-purges",
+            """
+            CREATE TABLE storeKeys (
+                id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                wrappedKey TEXT NOT NULL,
+                createdAt DATETIME NOT NULL,
+                rotatedAt DATETIME
+            );
+            ALTER TABLE transactions ADD COLUMN purgedAt DATETIME;
+            """
+        ),
         // The operator's view pages through transactions by their last change, counts them by status and counts
         // recent collections, each from an index however large the store.
-        ("v7-operator-view-indexes", """
-                CREATE INDEX transactionsByUpdate ON transactions(updatedAt, id);
-                CREATE INDEX transactionsByStatus ON transactions(submissionStatus);
-                CREATE INDEX transitionsByTime ON transitions(at);
-                """),
+        (
+            "v7-operator-view-indexes",
+            """
+            CREATE INDEX transactionsByUpdate ON transactions(updatedAt, id);
+            CREATE INDEX transactionsByStatus ON transactions(submissionStatus);
+            CREATE INDEX transitionsByTime ON transitions(at);
+            """
+        ),
         // Document ids and content hashes are keyed with a secret of the store's own (one row, sealed in an encrypted
         // store); the documents of an earlier version are renamed when a store opens (`openIdentity`).
-        ("v8-document-identity", """
-                CREATE TABLE documentIdentity (
-                    id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
-                    secret TEXT NOT NULL,
-                    createdAt DATETIME NOT NULL
-                );
-                """),
+        (
+            "v8-document-identity",
+            """
+            CREATE TABLE documentIdentity (
+                id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                secret TEXT NOT NULL,
+                createdAt DATETIME NOT NULL
+            );
+            """
+        )
     ]
 
     /// GRDB's migrator reads which migrations are applied before each one's (immediate) transaction, so two processes
@@ -262,8 +299,10 @@ public final class SQLiteTransactionStore: TransactionStore {
         var migrator = DatabaseMigrator()
         for (identifier, sql) in migrations {
             migrator.registerMigration(identifier) { db in
-                let applied = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM grdb_migrations WHERE identifier = ?)",
-                                                arguments: [identifier]) ?? false
+                let applied =
+                    try Bool.fetchOne(
+                        db, sql: "SELECT EXISTS (SELECT 1 FROM grdb_migrations WHERE identifier = ?)",
+                        arguments: [identifier]) ?? false
                 if applied { throw AppliedElsewhere() }
                 try db.execute(sql: sql)
             }
@@ -361,33 +400,42 @@ public final class SQLiteTransactionStore: TransactionStore {
         try await core.collect(document, at: time)
     }
 
-    public func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
-                      at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
+    public func apply(
+        _ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
+        at time: Date
+    ) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
         try await core.apply(event, to: type, of: transactionId, reason: reason, at: time)
     }
 
     public func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
-        -> (StoredTransaction, [TransitionRecord])? {
+        -> (StoredTransaction, [TransitionRecord])?
+    {
         try await core.endInput(of: transactionId, reason: reason, at: time)
     }
 
-    public func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?,
-                                 at time: Date) async throws(StoreError) -> SubmissionRecord {
+    public func recordSubmission(
+        documentId: String, outcome: SubmissionOutcome, error: String?,
+        at time: Date
+    ) async throws(StoreError) -> SubmissionRecord {
         try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)
     }
 
-    public func finishSubmission(documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
-                                 error: String?, at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
-        try await core.finishSubmission(documentId: documentId, type: type, transactionId: transactionId, accepted: accepted,
-                                        error: error, at: time)
+    public func finishSubmission(
+        documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
+        error: String?, at time: Date
+    ) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
+        try await core.finishSubmission(
+            documentId: documentId, type: type, transactionId: transactionId, accepted: accepted,
+            error: error, at: time)
     }
 
     public func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
         let sealing = sealing
         let sealed = try sealing.seal(signals, .signals, row: transactionId)
         let stored = try await write { db in
-            try db.execute(sql: "UPDATE transactions SET signals = ? WHERE id = ? AND signals IS NULL AND purgedAt IS NULL",
-                           arguments: [sealed, transactionId])
+            try db.execute(
+                sql: "UPDATE transactions SET signals = ? WHERE id = ? AND signals IS NULL AND purgedAt IS NULL",
+                arguments: [sealed, transactionId])
             guard let stored = try String.fetchOne(db, sql: "SELECT signals FROM transactions WHERE id = ?", arguments: [transactionId]) else {
                 throw StoreError.unknownTransaction(transactionId)
             }
@@ -401,8 +449,10 @@ public final class SQLiteTransactionStore: TransactionStore {
         return try text.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId) }
     }
 
-    public func updateProtectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type,
-                                                             _ transform: @escaping @Sendable (State?) -> State?) async throws(StoreError) -> State? {
+    public func updateProtectState<State: Codable & Sendable>(
+        of transactionId: String, as type: State.Type,
+        _ transform: @escaping @Sendable (State?) -> State?
+    ) async throws(StoreError) -> State? {
         let sealing = sealing
         return try await write { db in
             guard let transaction = try TransactionRow.fetchOne(db, key: transactionId) else { throw StoreError.unknownTransaction(transactionId) }
@@ -425,10 +475,12 @@ public final class SQLiteTransactionStore: TransactionStore {
     }
 
     public func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError)
-        -> SubmissionClaim {
+        -> SubmissionClaim
+    {
         try await write { db in
             guard try DocumentRow.exists(db, key: documentId) else { throw StoreError.unknownDocument(documentId) }
-            var row = try SubmissionRow.fetchOne(db, key: documentId)
+            var row =
+                try SubmissionRow.fetchOne(db, key: documentId)
                 ?? SubmissionRow(documentId: documentId, attempts: 0, outcome: .pending, updatedAt: time)
             if row.outcome == .accepted { return .accepted }
             if let holder = row.claimOwner, holder != owner, let until = row.claimExpiresAt, until > time {
@@ -442,10 +494,12 @@ public final class SQLiteTransactionStore: TransactionStore {
 
     public func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
         try await write { db in
-            try db.execute(sql: "DELETE FROM submissions WHERE documentId = ? AND claimOwner = ? AND attempts = 0 AND outcome = 'PENDING'",
-                           arguments: [documentId, owner])
-            try db.execute(sql: "UPDATE submissions SET claimOwner = NULL, claimExpiresAt = NULL WHERE documentId = ? AND claimOwner = ?",
-                           arguments: [documentId, owner])
+            try db.execute(
+                sql: "DELETE FROM submissions WHERE documentId = ? AND claimOwner = ? AND attempts = 0 AND outcome = 'PENDING'",
+                arguments: [documentId, owner])
+            try db.execute(
+                sql: "UPDATE submissions SET claimOwner = NULL, claimExpiresAt = NULL WHERE documentId = ? AND claimOwner = ?",
+                arguments: [documentId, owner])
         }
     }
 
@@ -453,9 +507,10 @@ public final class SQLiteTransactionStore: TransactionStore {
         let sealing = sealing
         return try await read { db in
             guard let row = try DocumentRow.fetchOne(db, key: id) else { return nil }
-            return DocumentRecord(id: row.id, transactionId: row.transactionId, type: row.documentType,
-                                  fields: try FieldsColumn.decode(row.fields, sealing, document: row.id),
-                                  source: row.source, contentHash: row.contentHash, createdAt: row.createdAt)
+            return DocumentRecord(
+                id: row.id, transactionId: row.transactionId, type: row.documentType,
+                fields: try FieldsColumn.decode(row.fields, sealing, document: row.id),
+                source: row.source, contentHash: row.contentHash, createdAt: row.createdAt)
         }
     }
 
@@ -480,8 +535,9 @@ public final class SQLiteTransactionStore: TransactionStore {
                 transaction: transaction,
                 documents: try documents.map { row in
                     let fields = try FieldsColumn.decode(row.fields, sealing, document: row.id)
-                    return .init(id: row.id, type: row.documentType, source: row.source,
-                                 keys: fields.keys, submission: byDocument[row.id])
+                    return .init(
+                        id: row.id, type: row.documentType, source: row.source,
+                        keys: fields.keys, submission: byDocument[row.id])
                 },
                 history: history.map(Self.record),
                 data: DataState(purgedAt: transaction.purgedAt, sealing))
@@ -512,18 +568,22 @@ public final class SQLiteTransactionStore: TransactionStore {
     /// A time as GRDB stores a date (`yyyy-MM-dd HH:mm:ss.SSS`, UTC), in whole milliseconds by integer arithmetic:
     /// a Date in between could format a millisecond early and skip the rows of the cursor's own millisecond.
     static func storedText(_ time: BoundedTime) -> String {
-        let milliseconds = min((time.microseconds + 500) / 1000, 253_402_300_799_999)   // never past 9999 (text order)
+        let milliseconds = min((time.microseconds + 500) / 1000, 253_402_300_799_999)  // never past 9999 (text order)
         let seconds = milliseconds / 1000
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second],
-                                            from: Date(timeIntervalSince1970: TimeInterval(seconds)))
-        return String(format: "%04d-%02d-%02d %02d:%02d:%02d.%03d", parts.year!, parts.month!, parts.day!, parts.hour!,
-                      parts.minute!, parts.second!, Int(milliseconds % 1000))
+        let parts = calendar.dateComponents(
+            [.year, .month, .day, .hour, .minute, .second],
+            from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d:%02d.%03d", parts.year!, parts.month!, parts.day!, parts.hour!,
+            parts.minute!, parts.second!, Int(milliseconds % 1000))
     }
 
-    public func transactions(status: DocumentSubmissionStatus?, search: String?, limit: Int,
-                             after cursor: TransactionCursor?) async throws(StoreError) -> TransactionPage {
+    public func transactions(
+        status: DocumentSubmissionStatus?, search: String?, limit: Int,
+        after cursor: TransactionCursor?
+    ) async throws(StoreError) -> TransactionPage {
         let sealing = sealing
         return try await read { db in
             var conditions: [SQL] = []
@@ -534,9 +594,11 @@ public final class SQLiteTransactionStore: TransactionStore {
                 conditions.append("(updatedAt < \(at) OR (updatedAt = \(at) AND id < \(cursor.id)))")
             }
             let filter: SQL = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-            let rows = try SQLRequest<TransactionRow>(literal: """
-                SELECT * FROM transactions \(filter) ORDER BY updatedAt DESC, id DESC LIMIT \(limit + 1)
-                """).fetchAll(db)
+            let rows = try SQLRequest<TransactionRow>(
+                literal: """
+                    SELECT * FROM transactions \(filter) ORDER BY updatedAt DESC, id DESC LIMIT \(limit + 1)
+                    """
+            ).fetchAll(db)
             let page = Array(rows.prefix(limit))
             let summaries = try Self.summaries(db, page, sealing)
             let next = rows.count > limit ? page.last.map { TransactionCursor(updatedAt: $0.updatedAt, id: $0.id) } : nil
@@ -550,9 +612,12 @@ public final class SQLiteTransactionStore: TransactionStore {
             for row in try Row.fetchAll(db, sql: "SELECT submissionStatus, count(*) FROM transactions GROUP BY submissionStatus") {
                 if let status = DocumentSubmissionStatus(rawValue: row[0]) { counts[status] = row[1] }
             }
-            let collected = try Int.fetchOne(db, sql: """
-                SELECT count(*) FROM transitions WHERE at >= ? AND toStatus = 'COLLECTED' AND documentType IS NOT NULL
-                """, arguments: [since]) ?? 0
+            let collected =
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM transitions WHERE at >= ? AND toStatus = 'COLLECTED' AND documentType IS NOT NULL
+                        """, arguments: [since]) ?? 0
             return StoreOverview(transactions: counts, collected: collected)
         }
     }
@@ -562,7 +627,8 @@ public final class SQLiteTransactionStore: TransactionStore {
             // In slices: SQLite limits the number of bound values in one statement.
             try stride(from: 0, to: ids.count, by: 500).reduce(0) { total, start in
                 let slice = Array(ids[start..<min(start + 500, ids.count)])
-                return try total + TransactionRow
+                return try total
+                    + TransactionRow
                     .filter(slice.contains(Column("id")) && Column("submissionStatus") == status).fetchCount(db)
             }
         }
@@ -583,15 +649,17 @@ public final class SQLiteTransactionStore: TransactionStore {
             for slice in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
                 try DocumentRow.filter(slice.contains(Column("transactionId"))).updateAll(db, Column("fields").set(to: ""))
                 try ProtectStateRow.filter(slice.contains(Column("transactionId"))).deleteAll(db)
-                try db.execute(literal: """
-                    INSERT INTO transitions (transactionId, documentType, fromStatus, toStatus, at, reason)
-                    SELECT id, NULL, submissionStatus, submissionStatus, \(time), \(retention.reason) FROM transactions
-                    WHERE id IN \(slice) ORDER BY createdAt, id
-                    """)
-                try db.execute(literal: """
-                    UPDATE transactions SET verificationCode = '', signals = NULL, purgedAt = \(time), version = version + 1
-                    WHERE id IN \(slice)
-                    """)
+                try db.execute(
+                    literal: """
+                        INSERT INTO transitions (transactionId, documentType, fromStatus, toStatus, at, reason)
+                        SELECT id, NULL, submissionStatus, submissionStatus, \(time), \(retention.reason) FROM transactions
+                        WHERE id IN \(slice) ORDER BY createdAt, id
+                        """)
+                try db.execute(
+                    literal: """
+                        UPDATE transactions SET verificationCode = '', signals = NULL, purgedAt = \(time), version = version + 1
+                        WHERE id IN \(slice)
+                        """)
             }
             return PurgeOutcome(transactions: ids, documents: documents)
         }
@@ -606,7 +674,8 @@ public final class SQLiteTransactionStore: TransactionStore {
     /// submission), not purged yet, and past the count or older than the age the retention keeps.
     static func purgeSelection(_ retention: Retention, at time: Date) -> SQL {
         let cutoff = time.addingTimeInterval(-retention.maxAge)
-        let beyondCount: SQL = retention.byCount
+        let beyondCount: SQL =
+            retention.byCount
             ? "id NOT IN (SELECT id FROM transactions ORDER BY createdAt DESC, id DESC LIMIT \(retention.keep))" : "0"
         let beyondAge: SQL = retention.byAge ? "createdAt < \(cutoff)" : "0"
         return """
@@ -640,8 +709,9 @@ public final class SQLiteTransactionStore: TransactionStore {
         let dataKey = DataKey.generate()
         let rotated = StoreSealing.sealed(dataKey), wrapped = try key.wrap(dataKey), location = path
         let count = try await write { db in
-            try db.execute(sql: "UPDATE storeKeys SET wrappedKey = ?, rotatedAt = ? WHERE id = 1 AND wrappedKey = ?",
-                           arguments: [wrapped, time, old])
+            try db.execute(
+                sql: "UPDATE storeKeys SET wrappedKey = ?, rotatedAt = ? WHERE id = 1 AND wrappedKey = ?",
+                arguments: [wrapped, time, old])
             guard db.changesCount == 1 else {
                 throw StoreError.cannotOpen("the key of \(location) was rotated by another process meanwhile; nothing was changed")
             }
@@ -661,27 +731,33 @@ public final class SQLiteTransactionStore: TransactionStore {
         for row in try TransactionRow.filter(Column("purgedAt") == nil).fetchAll(db) {
             let code = try old.open(row.verificationCode, .verificationCode, row: row.id)
             let signals = try old.open(optional: row.signals, .signals, row: row.id)
-            try db.execute(sql: "UPDATE transactions SET verificationCode = ?, signals = ? WHERE id = ?",
-                           arguments: [try new.seal(code, .verificationCode, row: row.id),
-                                       try new.seal(optional: signals, .signals, row: row.id), row.id])
+            try db.execute(
+                sql: "UPDATE transactions SET verificationCode = ?, signals = ? WHERE id = ?",
+                arguments: [
+                    try new.seal(code, .verificationCode, row: row.id),
+                    try new.seal(optional: signals, .signals, row: row.id), row.id
+                ])
             count += signals == nil ? 1 : 2
         }
         for row in try DocumentRow.filter(Column("fields") != "").fetchAll(db) {
             let fields = try old.open(row.fields, .documentFields, row: row.id)
-            try db.execute(sql: "UPDATE documents SET fields = ? WHERE id = ?",
-                           arguments: [try new.seal(fields, .documentFields, row: row.id), row.id])
+            try db.execute(
+                sql: "UPDATE documents SET fields = ? WHERE id = ?",
+                arguments: [try new.seal(fields, .documentFields, row: row.id), row.id])
             count += 1
         }
         for row in try ProtectStateRow.fetchAll(db) {
             let json = try ProtectStateColumn.open(json: row.state, old, row: row.transactionId)
-            try db.execute(sql: "UPDATE protectStates SET state = ? WHERE transactionId = ?",
-                           arguments: [try ProtectStateColumn.seal(json: json, new, row: row.transactionId), row.transactionId])
+            try db.execute(
+                sql: "UPDATE protectStates SET state = ? WHERE transactionId = ?",
+                arguments: [try ProtectStateColumn.seal(json: json, new, row: row.transactionId), row.transactionId])
             count += 1
         }
         if let secret = try String.fetchOne(db, sql: "SELECT secret FROM documentIdentity WHERE id = 1") {
             let opened = try old.open(secret, .documentIdentity, row: "1")
-            try db.execute(sql: "UPDATE documentIdentity SET secret = ? WHERE id = 1",
-                           arguments: [try new.seal(opened, .documentIdentity, row: "1")])
+            try db.execute(
+                sql: "UPDATE documentIdentity SET secret = ? WHERE id = 1",
+                arguments: [try new.seal(opened, .documentIdentity, row: "1")])
             count += 1
         }
         return count
@@ -710,20 +786,23 @@ public final class SQLiteTransactionStore: TransactionStore {
             policy[status.documentType] = status.requirement
             documents[status.documentType] = status.status
         }
-        let state = TransactionState(policy: policy, documents: documents,
-                                     submissionStatus: row.submissionStatus,
-                                     expiresAt: row.expiresAt)
+        let state = TransactionState(
+            policy: policy, documents: documents,
+            submissionStatus: row.submissionStatus,
+            expiresAt: row.expiresAt)
         // A purged transaction's code and payload are gone: there is nothing to open.
         let purged = row.purgedAt != nil
-        let transaction = StoredTransaction(id: row.id, verificationCode: purged ? "" : try sealing.open(row.verificationCode, .verificationCode, row: row.id),
-                                            envId: row.envId, state: state, createdAt: row.createdAt, updatedAt: row.updatedAt,
-                                            signals: purged ? nil : try sealing.open(optional: row.signals, .signals, row: row.id),
-                                            version: row.version, purgedAt: row.purgedAt)
+        let transaction = StoredTransaction(
+            id: row.id, verificationCode: purged ? "" : try sealing.open(row.verificationCode, .verificationCode, row: row.id),
+            envId: row.envId, state: state, createdAt: row.createdAt, updatedAt: row.updatedAt,
+            signals: purged ? nil : try sealing.open(optional: row.signals, .signals, row: row.id),
+            version: row.version, purgedAt: row.purgedAt)
         return TransactionRead(transaction: transaction)
     }
 
     private static func saveSubmission(_ db: Database, _ end: SubmissionEnd, at time: Date) throws -> SubmissionRecord {
-        var row = try SubmissionRow.fetchOne(db, key: end.documentId)
+        var row =
+            try SubmissionRow.fetchOne(db, key: end.documentId)
             ?? SubmissionRow(documentId: end.documentId, attempts: 0, outcome: .pending, updatedAt: time)
         if end.outcome != .pending { row.attempts += 1 }
         row.outcome = end.outcome
@@ -735,14 +814,16 @@ public final class SQLiteTransactionStore: TransactionStore {
     }
 
     private static func record(_ row: TransitionRow) -> TransitionRecord {
-        TransitionRecord(sequence: row.sequence ?? 0, transactionId: row.transactionId,
-                         documentType: row.documentType,
-                         from: row.fromStatus, to: row.toStatus, at: row.at, reason: row.reason)
+        TransitionRecord(
+            sequence: row.sequence ?? 0, transactionId: row.transactionId,
+            documentType: row.documentType,
+            from: row.fromStatus, to: row.toStatus, at: row.at, reason: row.reason)
     }
 
     private static func record(_ row: SubmissionRow) -> SubmissionRecord {
-        SubmissionRecord(documentId: row.documentId, attempts: row.attempts,
-                         outcome: row.outcome, error: row.error, updatedAt: row.updatedAt)
+        SubmissionRecord(
+            documentId: row.documentId, attempts: row.attempts,
+            outcome: row.outcome, error: row.error, updatedAt: row.updatedAt)
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
@@ -765,9 +846,10 @@ public final class SQLiteTransactionStore: TransactionStore {
     static func requireDataKey(_ db: Database, _ wrapped: String?) throws {
         let current = try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1")
         guard current != wrapped else { return }
-        throw StoreError.cannotOpen(wrapped == nil
-            ? "the store was encrypted by another process while this one wrote in clear: start it again with the store's key"
-            : "the store's data key was rotated by another process: start this one again with the store's current key")
+        throw StoreError.cannotOpen(
+            wrapped == nil
+                ? "the store was encrypted by another process while this one wrote in clear: start it again with the store's key"
+                : "the store's data key was rotated by another process: start this one again with the store's current key")
     }
 
     func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
@@ -831,12 +913,16 @@ extension SQLiteTransactionStore: StoreRows {
         let signals = try sealing.seal(optional: new.signals, .signals, row: new.id)
         return try await write { db in
             if let existing = try Self.read(db, new.id, sealing) { return .existing(existing) }
-            try TransactionRow(id: new.id, verificationCode: code, envId: new.envId,
-                               submissionStatus: state.submissionStatus, createdAt: new.createdAt,
-                               updatedAt: new.createdAt, expiresAt: new.expiresAt, signals: signals, version: 0).insert(db)
+            try TransactionRow(
+                id: new.id, verificationCode: code, envId: new.envId,
+                submissionStatus: state.submissionStatus, createdAt: new.createdAt,
+                updatedAt: new.createdAt, expiresAt: new.expiresAt, signals: signals, version: 0
+            ).insert(db)
             for (type, status) in state.documents {
-                try StatusRow(transactionId: new.id, documentType: type,
-                              requirement: state.policy[type] ?? .optional, status: status).insert(db)
+                try StatusRow(
+                    transactionId: new.id, documentType: type,
+                    requirement: state.policy[type] ?? .optional, status: status
+                ).insert(db)
             }
             return .inserted
         }
@@ -846,29 +932,35 @@ extension SQLiteTransactionStore: StoreRows {
         let fields = try change.document.map { document throws(StoreError) in try FieldsColumn.encode(document, sealing) }
         return try await write { db in
             if let end = change.submission, let type = end.documentType {
-                let owned = try DocumentRow.filter(key: end.documentId)
+                let owned =
+                    try DocumentRow.filter(key: end.documentId)
                     .filter(Column("transactionId") == change.transactionId && Column("documentType") == type).fetchCount(db) == 1
                 guard owned else { return nil }
             }
-            try db.execute(sql: "UPDATE transactions SET submissionStatus = ?, updatedAt = ?, version = version + 1 WHERE id = ? AND version = ?",
-                           arguments: [change.submissionStatus, change.time, change.transactionId, change.version])
+            try db.execute(
+                sql: "UPDATE transactions SET submissionStatus = ?, updatedAt = ?, version = version + 1 WHERE id = ? AND version = ?",
+                arguments: [change.submissionStatus, change.time, change.transactionId, change.version])
             guard db.changesCount == 1 else { return nil }
             for (type, status) in change.statuses {
-                try db.execute(sql: "UPDATE documentStatuses SET status = ? WHERE transactionId = ? AND documentType = ?",
-                               arguments: [status, change.transactionId, type])
+                try db.execute(
+                    sql: "UPDATE documentStatuses SET status = ? WHERE transactionId = ? AND documentType = ?",
+                    arguments: [status, change.transactionId, type])
             }
             var sequences: [Int64] = []
             for transition in change.transitions {
                 let documentType: DocumentType? = if case .document(let type) = transition.subject { type } else { nil }
-                var row = TransitionRow(transactionId: change.transactionId, documentType: documentType, fromStatus: transition.from,
-                                        toStatus: transition.to, at: change.time, reason: change.reason)
+                var row = TransitionRow(
+                    transactionId: change.transactionId, documentType: documentType, fromStatus: transition.from,
+                    toStatus: transition.to, at: change.time, reason: change.reason)
                 try row.insert(db)
                 sequences.append(row.sequence ?? 0)
             }
             if let document = change.document, let fields {
-                try DocumentRow(id: document.id, transactionId: document.transactionId, documentType: document.type,
-                                fields: fields, source: document.source, contentHash: document.contentHash,
-                                createdAt: document.createdAt).insert(db)
+                try DocumentRow(
+                    id: document.id, transactionId: document.transactionId, documentType: document.type,
+                    fields: fields, source: document.source, contentHash: document.contentHash,
+                    createdAt: document.createdAt
+                ).insert(db)
             }
             let submission = try change.submission.map { end in try Self.saveSubmission(db, end, at: change.time) }
             return WrittenChange(sequences: sequences, submission: submission)

@@ -51,12 +51,16 @@ enum ProtectStateColumn {
     /// The state's JSON out of what the column holds (`seal(json:)`'s inverse).
     static func open(json text: String, _ sealing: StoreSealing, row transactionId: String) throws(StoreError) -> String {
         guard sealing.isSealed else { return text }
-        guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") else { throw .tampered("\(SealedColumn.protectState.rawValue) of \(transactionId)") }
+        guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") else {
+            throw .tampered("\(SealedColumn.protectState.rawValue) of \(transactionId)")
+        }
         return try sealing.open(String(text.dropFirst().dropLast()), .protectState, row: transactionId)
     }
 
-    static func decode<State: Decodable>(_ text: String, as type: State.Type, _ sealing: StoreSealing,
-                                         row transactionId: String) throws(StoreError) -> State {
+    static func decode<State: Decodable>(
+        _ text: String, as type: State.Type, _ sealing: StoreSealing,
+        row transactionId: String
+    ) throws(StoreError) -> State {
         let json = try open(json: text, sealing, row: transactionId)
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601

@@ -92,8 +92,9 @@ struct StoreCore<Rows: StoreRows>: Sendable {
         let opened: StoredTransaction
         switch try await rows.insert(new, state: state) {
         case .inserted:
-            opened = StoredTransaction(id: new.id, verificationCode: new.verificationCode, envId: new.envId, state: state,
-                                       createdAt: new.createdAt, updatedAt: new.createdAt, signals: new.signals, version: 0)
+            opened = StoredTransaction(
+                id: new.id, verificationCode: new.verificationCode, envId: new.envId, state: state,
+                createdAt: new.createdAt, updatedAt: new.createdAt, signals: new.signals, version: 0)
         case .existing(let read):
             opened = read.transaction
         case .concurrent:
@@ -128,8 +129,10 @@ struct StoreCore<Rows: StoreRows>: Sendable {
         }
     }
 
-    func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
-               at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
+    func apply(
+        _ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
+        at time: Date
+    ) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
         try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, [TransitionRecord])? in
             guard let read = try await readTransaction(transactionId, unless: known) else { throw .unknownTransaction(transactionId) }
             let change = try Self.change(event, to: type, of: read, reason: reason, at: time)
@@ -141,7 +144,8 @@ struct StoreCore<Rows: StoreRows>: Sendable {
     /// The transaction's input ended: every document still OPTIONAL becomes SKIPPED, in one write. nil for an
     /// unknown transaction.
     func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
-        -> (StoredTransaction, [TransitionRecord])? {
+        -> (StoredTransaction, [TransitionRecord])?
+    {
         try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, [TransitionRecord])?? in
             guard let read = try await readTransaction(transactionId, unless: known) else { return .some(nil) }
             let missing = read.transaction.state.documents.filter { $0.value == .optional }.keys.sorted { $0.rawValue < $1.rawValue }
@@ -157,25 +161,30 @@ struct StoreCore<Rows: StoreRows>: Sendable {
 
     /// Without a known state, reads the document's owner: the document must be the transaction's, of `type`. The
     /// write checks that too, so a change decided on a known state cannot move another document.
-    func finishSubmission(documentId: String, type: DocumentType, transactionId: String, accepted: Bool, error: String?,
-                          at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
+    func finishSubmission(
+        documentId: String, type: DocumentType, transactionId: String, accepted: Bool, error: String?,
+        at time: Date
+    ) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
         try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])? in
             let read: TransactionRead
             if let known {
                 read = known
             } else {
                 guard let (owner, ownedType) = try await rows.read(ownerOf: documentId), owner.transaction.id == transactionId,
-                      ownedType == type else {
+                    ownedType == type
+                else {
                     throw .unknownDocument(documentId)
                 }
                 recent.remember(owner.transaction)
                 read = owner
             }
-            var change = try Self.change(accepted ? .process : .reject, to: type, of: read,
-                                         reason: accepted ? "submission of \(documentId) accepted" : "submission of \(documentId) failed",
-                                         at: time)
-            change.submission = SubmissionEnd(documentId: documentId, outcome: accepted ? .accepted : .failed, error: error,
-                                              documentType: type)
+            var change = try Self.change(
+                accepted ? .process : .reject, to: type, of: read,
+                reason: accepted ? "submission of \(documentId) accepted" : "submission of \(documentId) failed",
+                at: time)
+            change.submission = SubmissionEnd(
+                documentId: documentId, outcome: accepted ? .accepted : .failed, error: error,
+                documentType: type)
             guard let written = try await rows.write(change), let submission = written.submission else { return nil }
             let (updated, records) = result(of: change, read.transaction, written)
             return (updated, submission, records)
@@ -187,19 +196,24 @@ struct StoreCore<Rows: StoreRows>: Sendable {
     }
 
     func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError)
-        -> SubmissionRecord {
+        -> SubmissionRecord
+    {
         try await rows.saveSubmission(SubmissionEnd(documentId: documentId, outcome: outcome, error: error), at: time)
     }
 
-    static func change(_ event: DocumentEvent, to type: DocumentType, of read: TransactionRead, reason: String,
-                       at requested: Date) throws(StoreError) -> StatusChange {
+    static func change(
+        _ event: DocumentEvent, to type: DocumentType, of read: TransactionRead, reason: String,
+        at requested: Date
+    ) throws(StoreError) -> StatusChange {
         try change([(event, type)], of: read, reason: reason, at: requested)
     }
 
     /// The one place a status change is decided: the model applies the events in order; the change holds the
     /// statuses that differ at the end and every transition on the way.
-    static func change(_ events: [(DocumentEvent, DocumentType)], of read: TransactionRead, reason: String,
-                       at requested: Date) throws(StoreError) -> StatusChange {
+    static func change(
+        _ events: [(DocumentEvent, DocumentType)], of read: TransactionRead, reason: String,
+        at requested: Date
+    ) throws(StoreError) -> StatusChange {
         let transaction = read.transaction
         // Callers take the time before their write waits its turn: keep each transaction's history in time order.
         let time = max(requested, transaction.updatedAt)
@@ -217,28 +231,34 @@ struct StoreCore<Rows: StoreRows>: Sendable {
             .filter { $0.value != transaction.state.documents[$0.key] }
             .sorted { $0.key.rawValue < $1.key.rawValue }
             .map { ($0.key, $0.value) }
-        return StatusChange(transactionId: transaction.id, version: read.version, next: next, statuses: statuses,
-                            time: time, transitions: transitions, reason: reason)
+        return StatusChange(
+            transactionId: transaction.id, version: read.version, next: next, statuses: statuses,
+            time: time, transitions: transitions, reason: reason)
     }
 
     /// The transaction after a written change, remembered, and its new history rows.
-    private func result(of change: StatusChange, _ transaction: StoredTransaction,
-                        _ written: WrittenChange) -> (StoredTransaction, [TransitionRecord]) {
+    private func result(
+        of change: StatusChange, _ transaction: StoredTransaction,
+        _ written: WrittenChange
+    ) -> (StoredTransaction, [TransitionRecord]) {
         let (updated, records) = Self.result(of: change, transaction, written)
         recent.remember(updated)
         return (updated, records)
     }
 
-    static func result(of change: StatusChange, _ transaction: StoredTransaction,
-                       _ written: WrittenChange) -> (StoredTransaction, [TransitionRecord]) {
+    static func result(
+        of change: StatusChange, _ transaction: StoredTransaction,
+        _ written: WrittenChange
+    ) -> (StoredTransaction, [TransitionRecord]) {
         var updated = transaction
         updated.state = change.next
         updated.updatedAt = change.time
         updated.version = change.version + 1
         let records = zip(written.sequences, change.transitions).map { sequence, transition in
             let documentType: DocumentType? = if case .document(let type) = transition.subject { type } else { nil }
-            return TransitionRecord(sequence: sequence, transactionId: transaction.id, documentType: documentType,
-                                    from: transition.from, to: transition.to, at: change.time, reason: change.reason)
+            return TransitionRecord(
+                sequence: sequence, transactionId: transaction.id, documentType: documentType,
+                from: transition.from, to: transition.to, at: change.time, reason: change.reason)
         }
         return (updated, records)
     }
@@ -255,8 +275,10 @@ struct StoreCore<Rows: StoreRows>: Sendable {
     /// when it was: another process wrote the transaction in between). The first attempt gets the state this
     /// process last saw (`known`), when it has one; a refusal decided on it, by the write or by the model, may only
     /// mean it went stale, so every later attempt gets nil and reads.
-    private func retrying<T>(_ transactionId: String, known useKnown: Bool = true,
-                             _ step: (_ known: TransactionRead?) async throws(StoreError) -> T?) async throws(StoreError) -> T {
+    private func retrying<T>(
+        _ transactionId: String, known useKnown: Bool = true,
+        _ step: (_ known: TransactionRead?) async throws(StoreError) -> T?
+    ) async throws(StoreError) -> T {
         try await turns.withTurn(transactionId) { () throws(StoreError) -> T in
             var known = useKnown ? recent[transactionId] : nil
             for _ in 0..<Self.maximumAttempts {

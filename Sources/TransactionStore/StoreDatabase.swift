@@ -35,13 +35,16 @@ public struct StoreDatabase: Sendable {
     /// ledger holds a migration this version does not know (nor lists in `retired`) was written by a newer one.
     /// `adoptingFrom` names the ledger that recorded these migrations before they moved to this one: a migration
     /// found there is recorded here, not applied again.
-    public func migrate(ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [],
-                        adoptingFrom previous: String? = nil) async throws(StoreError) {
+    public func migrate(
+        ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [],
+        adoptingFrom previous: String? = nil
+    ) async throws(StoreError) {
         let location = location, logger = logger
         try await transaction { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(ledger) (identifier text PRIMARY KEY)"),
-                                       logger: logger)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(ledger) (identifier text PRIMARY KEY)"),
+                logger: logger)
             let applied = try await Self.identifiers(in: ledger, connection, logger: logger) ?? []
             guard applied.isSubset(of: Set(migrations.map(\.0)).union(retired)) else { throw StoreError.newerSchema(location) }
             var adoptable: Set<String> = []
@@ -52,11 +55,14 @@ public struct StoreDatabase: Sendable {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
                 }
-                try await connection.query(PostgresQuery(unsafeSQL: "INSERT INTO \(ledger) (identifier) VALUES ($1)", binds: {
-                    var binds = PostgresBindings(capacity: 1)
-                    binds.append(identifier)
-                    return binds
-                }()), logger: logger)
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "INSERT INTO \(ledger) (identifier) VALUES ($1)",
+                        binds: {
+                            var binds = PostgresBindings(capacity: 1)
+                            binds.append(identifier)
+                            return binds
+                        }()), logger: logger)
             }
         }
     }
@@ -71,12 +77,14 @@ public struct StoreDatabase: Sendable {
 
     /// The identifiers a ledger recorded; nil when there is no such ledger.
     private static func identifiers(in ledger: String, _ connection: PostgresConnection, logger: Logger) async throws -> Set<String>? {
-        let exists = try await connection.query("SELECT to_regclass(\(ledger)) IS NOT NULL", logger: logger)
+        let exists =
+            try await connection.query("SELECT to_regclass(\(ledger)) IS NOT NULL", logger: logger)
             .collect().first?.decode(Bool.self) ?? false
         guard exists else { return nil }
         var identifiers: Set<String> = []
         for try await identifier in try await connection.query(PostgresQuery(unsafeSQL: "SELECT identifier FROM \(ledger)"), logger: logger)
-            .decode(String.self) {
+            .decode(String.self)
+        {
             identifiers.insert(identifier)
         }
         return identifiers

@@ -4,7 +4,7 @@ import VerifyModel
 
 /// The key-encryption key: 256 bits from an environment variable (base64 or hex), never from a file or an argument.
 /// It does one thing: wrap the store's data key, which seals the values.
-public struct KeyEncryptionKey: @unchecked Sendable {   // SymmetricKey is immutable once made
+public struct KeyEncryptionKey: @unchecked Sendable {  // SymmetricKey is immutable once made
     let key: SymmetricKey
     /// The variable it was read from, for messages.
     public let variable: String
@@ -14,7 +14,8 @@ public struct KeyEncryptionKey: @unchecked Sendable {   // SymmetricKey is immut
 
     /// The key in `variable`; nil when the variable is unset or empty; an error when it holds no 256-bit key.
     public static func from(variable: String, environment: [String: String] = ProcessInfo.processInfo.environment)
-        throws(StoreError) -> KeyEncryptionKey? {
+        throws(StoreError) -> KeyEncryptionKey?
+    {
         guard let text = environment[variable]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }
         let bytes = text.count == 64 ? Data(hexString: text) : Data(base64Encoded: text)
         guard let bytes, bytes.count == 32 else {
@@ -42,7 +43,8 @@ public struct KeyEncryptionKey: @unchecked Sendable {   // SymmetricKey is immut
     /// The data key out of its wrapping; nil when this is not the key that wrapped it.
     func unwrap(_ wrapped: String) -> DataKey? {
         guard let combined = Data(base64Encoded: wrapped), let box = try? AES.GCM.SealedBox(combined: combined),
-              let bytes = try? AES.GCM.open(box, using: key, authenticating: Self.wrapping), bytes.count == 32 else { return nil }
+            let bytes = try? AES.GCM.open(box, using: key, authenticating: Self.wrapping), bytes.count == 32
+        else { return nil }
         return DataKey(key: SymmetricKey(data: bytes))
     }
 
@@ -66,7 +68,7 @@ public enum StoreEncryption: Sendable {
 }
 
 /// The store's data key (AES-256-GCM), unwrapped: it seals each value bound to its place.
-public struct DataKey: @unchecked Sendable {   // SymmetricKey is immutable once made
+public struct DataKey: @unchecked Sendable {  // SymmetricKey is immutable once made
     let key: SymmetricKey
 
     static func generate() -> DataKey { DataKey(key: SymmetricKey(size: .bits256)) }
@@ -111,8 +113,9 @@ public enum StoreSealing: Sendable {
         let text = stored.dropFirst(Self.prefix.count)
         // Canonical base64 only: a changed padding bit must not decode to the same bytes.
         guard stored.hasPrefix(Self.prefix), let combined = Data(base64Encoded: String(text)), combined.base64EncodedString() == text,
-              let box = try? AES.GCM.SealedBox(combined: combined),
-              let plain = try? AES.GCM.open(box, using: dataKey.key, authenticating: Self.place(column, row)) else {
+            let box = try? AES.GCM.SealedBox(combined: combined),
+            let plain = try? AES.GCM.open(box, using: dataKey.key, authenticating: Self.place(column, row))
+        else {
             throw .tampered("\(column.rawValue) of \(row)")
         }
         return String(decoding: plain, as: UTF8.self)
@@ -134,11 +137,15 @@ public enum StoreSealing: Sendable {
 
     /// Decides how a store opens from its wrapped data key (nil: it is in clear) and what the command brings. Returns
     /// the sealing and, for a new encrypted store, the wrapped key to record.
-    static func decide(wrapped: String?, holdsTransactions: Bool, _ encryption: StoreEncryption,
-                       location: String) throws(StoreError) -> (StoreSealing, newWrapped: String?) {
+    static func decide(
+        wrapped: String?, holdsTransactions: Bool, _ encryption: StoreEncryption,
+        location: String
+    ) throws(StoreError) -> (StoreSealing, newWrapped: String?) {
         if let wrapped {
             guard let key = encryption.key else {
-                throw .cannotOpen("\(location) is encrypted: set \(KeyEncryptionKey.defaultVariable) (or the variable the pipeline's store.encryption.keyEnv names) to its key-encryption key")
+                throw .cannotOpen(
+                    "\(location) is encrypted: set \(KeyEncryptionKey.defaultVariable) (or the variable the pipeline's store.encryption.keyEnv names) to its key-encryption key"
+                )
             }
             guard let dataKey = key.unwrap(wrapped) else {
                 throw .cannotOpen("the key in \(key.variable) does not open \(location) (a wrong key, or one rotated out)")
@@ -147,7 +154,9 @@ public enum StoreSealing: Sendable {
         }
         guard case .required(let key) = encryption else { return (.clear, nil) }
         guard !holdsTransactions else {
-            throw .cannotOpen("\(location) holds identity data in clear: encrypt it first with `verify-pipeline store encrypt`, or set store.encryption.enabled: false")
+            throw .cannotOpen(
+                "\(location) holds identity data in clear: encrypt it first with `verify-pipeline store encrypt`, or set store.encryption.enabled: false"
+            )
         }
         let dataKey = DataKey.generate()
         return (.sealed(dataKey), try key.wrap(dataKey))

@@ -31,7 +31,9 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The `--store` value if given, else the environment's, else `./verify-pipeline.sqlite`.
-    public static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) -> StoreLocation {
+    public static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError)
+        -> StoreLocation
+    {
         if let option { return try StoreLocation(parsing: option, environment: environment) }
         if let value = environment[environmentVariable], !value.isEmpty { return try StoreLocation(parsing: value, environment: environment) }
         return defaultLocation
@@ -40,9 +42,11 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// Opens the store for the duration of `body` (a PostgreSQL connection pool runs only that long), its data key
     /// unwrapped with `encryption`'s key. `create` is false for commands that only read: a missing store is then an
     /// error, not a new empty one.
-    public func withStore<T: Sendable>(create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
-                                       logger: Logger = Logger(label: "verify-pipeline.store"),
-                                       _ body: @escaping @Sendable (any TransactionStore) async throws -> T) async throws -> T {
+    public func withStore<T: Sendable>(
+        create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
+        logger: Logger = Logger(label: "verify-pipeline.store"),
+        _ body: @escaping @Sendable (any TransactionStore) async throws -> T
+    ) async throws -> T {
         switch self {
         case .sqlite(let path):
             return try await body(try SQLiteTransactionStore(path: path, create: create, encryption: encryption, logger: logger))
@@ -54,9 +58,11 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// Opens a PostgreSQL store for the duration of `body`, with its database and how it seals values, for the parts
     /// that keep their own tables beside it (the work queue). Other stores are refused with `requirement`, which says why PostgreSQL is
     /// needed.
-    public func withPostgres<T: Sendable>(create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
-                                          logger: Logger = Logger(label: "verify-pipeline.store"), requirement: String,
-                                          _ body: @escaping @Sendable (any TransactionStore, StoreDatabase, StoreSealing) async throws -> T) async throws -> T {
+    public func withPostgres<T: Sendable>(
+        create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
+        logger: Logger = Logger(label: "verify-pipeline.store"), requirement: String,
+        _ body: @escaping @Sendable (any TransactionStore, StoreDatabase, StoreSealing) async throws -> T
+    ) async throws -> T {
         guard case .postgres(let location) = self else { throw StoreError.cannotOpen(requirement) }
         return try await location.withPostgresStore(create: create, encryption: encryption, logger: logger) { store in
             try await body(store, store.database, store.sealing)
@@ -93,7 +99,8 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
 
     init(parsing text: String, environment: [String: String]) throws(StoreError) {
         guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty,
-              let user = components.user, !user.isEmpty else {
+            let user = components.user, !user.isEmpty
+        else {
             throw .cannotOpen("a PostgreSQL store is postgres://USER@HOST:PORT/DATABASE")
         }
         let database = String(components.path.drop { $0 == "/" })
@@ -119,7 +126,8 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
                 }
                 connectTimeoutSeconds = seconds
             default:
-                throw .cannotOpen("the PostgreSQL store URL has an unknown option '\(item.name)' (known: sslmode, sslrootcert, connectTimeoutSeconds)")
+                throw .cannotOpen(
+                    "the PostgreSQL store URL has an unknown option '\(item.name)' (known: sslmode, sslrootcert, connectTimeoutSeconds)")
             }
         }
         if rootCertificate != nil, sslMode != .verifyCA, sslMode != .verifyFull {
@@ -147,8 +155,10 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
-    func withPostgresStore<T: Sendable>(create: Bool, encryption: StoreEncryption, logger: Logger,
-                                        _ body: @escaping @Sendable (PostgresTransactionStore) async throws -> T) async throws -> T {
+    func withPostgresStore<T: Sendable>(
+        create: Bool, encryption: StoreEncryption, logger: Logger,
+        _ body: @escaping @Sendable (PostgresTransactionStore) async throws -> T
+    ) async throws -> T {
         try await withClient(logger: logger) { client in
             let database = StoreDatabase(client: client, logger: logger, location: description)
             let store: PostgresTransactionStore
@@ -180,8 +190,9 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         } catch {
             throw .cannotOpen("\(description): cannot set up TLS (\(error))")
         }
-        var settings = PostgresConnection.Configuration(host: host, port: port, username: user, password: password,
-                                                        database: database, tls: tls)
+        var settings = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: password,
+            database: database, tls: tls)
         settings.options.connectTimeout = .seconds(Int64(connectTimeoutSeconds))
         // The deadline runs on the connection's event loop, not as a sleeping task: a process whose task threads are
         // busy must not mistake its own slowness for the server's silence.
@@ -195,7 +206,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             deadline.cancel()
             switch result {
             case .success(let connection):
-                connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }   // alive until closed
+                connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }  // alive until closed
                 outcome.succeed(nil)
             case .failure(let error):
                 outcome.succeed(Self.reason(error, timeout: timeout))
@@ -242,13 +253,15 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         // Read once (the CA file included) for the probe and the pool.
         let tlsConfiguration = try tlsConfiguration()
         try await probe(tls: tlsConfiguration, logger: logger)
-        let tls: PostgresClient.Configuration.TLS = switch (sslMode, tlsConfiguration) {
-        case (.prefer, let configuration?): .prefer(configuration)
-        case (_, let configuration?): .require(configuration)
-        case (_, nil): .disable
-        }
-        var configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password,
-                                                         database: database, tls: tls)
+        let tls: PostgresClient.Configuration.TLS =
+            switch (sslMode, tlsConfiguration) {
+            case (.prefer, let configuration?): .prefer(configuration)
+            case (_, let configuration?): .require(configuration)
+            case (_, nil): .disable
+            }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: password,
+            database: database, tls: tls)
         configuration.options.connectTimeout = .seconds(connectTimeoutSeconds)
         // A few connections serve a process's stages: each new one costs the server a backend to start and the
         // statements to prepare, which over a run outweighed any wait for a free connection.

@@ -31,8 +31,10 @@ public struct NewTransaction: Sendable, Equatable {
     public var expiresAt: Date
     public var signals: String?
 
-    public init(id: String, verificationCode: String, envId: String? = nil, policy: [DocumentType: DocumentRequirement],
-                createdAt: Date, expiresAt: Date, signals: String? = nil) {
+    public init(
+        id: String, verificationCode: String, envId: String? = nil, policy: [DocumentType: DocumentRequirement],
+        createdAt: Date, expiresAt: Date, signals: String? = nil
+    ) {
         self.id = id
         self.verificationCode = verificationCode
         self.envId = envId
@@ -55,8 +57,10 @@ public struct DocumentRecord: Sendable, Equatable {
     public var contentHash: String
     public var createdAt: Date
 
-    public init(id: String, transactionId: String, type: DocumentType, fields: DocumentFields, source: String,
-                contentHash: String, createdAt: Date) {
+    public init(
+        id: String, transactionId: String, type: DocumentType, fields: DocumentFields, source: String,
+        contentHash: String, createdAt: Date
+    ) {
         self.id = id
         self.transactionId = transactionId
         self.type = type
@@ -198,8 +202,10 @@ public protocol TransactionStore: Sendable {
     /// Stores a new document and moves its type to COLLECTED; a document id seen before changes nothing.
     func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome
     /// Applies any other event (process, skip, reject) to a transaction's document type.
-    func apply(_ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
-               at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])
+    func apply(
+        _ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
+        at time: Date
+    ) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])
     /// The transaction's input ended (CONTRACT §1): its documents still OPTIONAL become SKIPPED, in one database
     /// transaction. nil when there is no such transaction.
     func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])?
@@ -209,8 +215,10 @@ public protocol TransactionStore: Sendable {
     /// PROCESSED; failed permanently -> back to its policy status. A crash cannot separate the two. Ends any claim.
     /// `type` is the document's: the move is refused (`unknownDocument`) unless the document is the transaction's,
     /// of that type.
-    func finishSubmission(documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
-                          error: String?, at time: Date) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
+    func finishSubmission(
+        documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
+        error: String?, at time: Date
+    ) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
     func submission(documentId: String) async throws(StoreError) -> SubmissionRecord?
     /// Claims the recorded document's submission for `owner` until `expiry`, in one database transaction: unless it
     /// was accepted, or another owner's claim has not yet expired at `time`. Claiming again renews one's own claim.
@@ -225,8 +233,10 @@ public protocol TransactionStore: Sendable {
     func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State?
     /// Replaces Protect's state with `transform` of it, read and written in one database transaction; returns what
     /// the transaction now holds.
-    func updateProtectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type,
-                                                      _ transform: @escaping @Sendable (State?) -> State?) async throws(StoreError) -> State?
+    func updateProtectState<State: Codable & Sendable>(
+        of transactionId: String, as type: State.Type,
+        _ transform: @escaping @Sendable (State?) -> State?
+    ) async throws(StoreError) -> State?
     func document(id: String) async throws(StoreError) -> DocumentRecord?
     func transaction(id: String) async throws(StoreError) -> StoredTransaction?
     /// The transaction as this process last wrote or read it, without a round trip when it has one; else as
@@ -240,8 +250,10 @@ public protocol TransactionStore: Sendable {
     /// A page of the transaction list, the most recently changed first (then by id, descending): at most `limit`,
     /// after `cursor` when given, in `status` when given, with `search` in their id when given. Reads one page's
     /// rows, however many transactions there are.
-    func transactions(status: DocumentSubmissionStatus?, search: String?, limit: Int,
-                      after cursor: TransactionCursor?) async throws(StoreError) -> TransactionPage
+    func transactions(
+        status: DocumentSubmissionStatus?, search: String?, limit: Int,
+        after cursor: TransactionCursor?
+    ) async throws(StoreError) -> TransactionPage
     /// The counts the operator's view shows: transactions by status, and documents collected since `since`.
     func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview
 
@@ -299,7 +311,8 @@ public struct TransactionCursor: Sendable, Equatable {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard text.count <= 512, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
-              let bar = decoded.firstIndex(of: "|") else { return nil }
+            let bar = decoded.firstIndex(of: "|")
+        else { return nil }
         let number = decoded[..<bar]
         let microseconds: Int64?
         if number.hasPrefix("u") {
@@ -348,7 +361,9 @@ public struct Retention: Sendable, Equatable {
 
     /// As the history records it: `retention count 100`, `retention age 30d`, `retention hybrid 100, 30d`.
     public var label: String {
-        let age = maxAge.truncatingRemainder(dividingBy: 86_400) == 0 ? "\(Int(maxAge / 86_400))d"
+        let age =
+            maxAge.truncatingRemainder(dividingBy: 86_400) == 0
+            ? "\(Int(maxAge / 86_400))d"
             : maxAge.truncatingRemainder(dividingBy: 3600) == 0 ? "\(Int(maxAge / 3600))h" : "\(Int(maxAge))s"
         return switch mode {
         case .none: "retention none"

@@ -64,24 +64,28 @@ public enum StatusJSON {
             expiresAt: Timestamp.string(transaction.expiresAt),
             data: report.data.rawValue, purgedAt: transaction.purgedAt.map(Timestamp.string),
             documents: report.documents.map { document in
-                .init(id: document.id, documentType: document.type.rawValue, source: document.source,
-                      keys: document.keys.map(\.rawValue),
-                      submission: document.submission.map {
-                          .init(outcome: $0.outcome.rawValue, attempts: $0.attempts, error: $0.error, updatedAt: Timestamp.string($0.updatedAt))
-                      })
+                .init(
+                    id: document.id, documentType: document.type.rawValue, source: document.source,
+                    keys: document.keys.map(\.rawValue),
+                    submission: document.submission.map {
+                        .init(outcome: $0.outcome.rawValue, attempts: $0.attempts, error: $0.error, updatedAt: Timestamp.string($0.updatedAt))
+                    })
             },
             history: report.history.map {
-                .init(sequence: $0.sequence, documentType: $0.documentType?.rawValue, from: $0.from, to: $0.to,
-                      at: Timestamp.string($0.at), reason: $0.reason)
+                .init(
+                    sequence: $0.sequence, documentType: $0.documentType?.rawValue, from: $0.from, to: $0.to,
+                    at: Timestamp.string($0.at), reason: $0.reason)
             })
         return encode(value)
     }
 
     public static func summary(_ summary: TransactionSummary) -> String {
-        encode(Summary(transactionId: summary.id, documentSubmissionStatus: summary.status.rawValue,
-                       documentStatus: Dictionary(uniqueKeysWithValues: summary.documents.map { ($0.key.rawValue, $0.value.rawValue) }),
-                       updatedAt: Timestamp.string(summary.updatedAt), expiresAt: Timestamp.string(summary.expiresAt),
-                       data: summary.data.rawValue))
+        encode(
+            Summary(
+                transactionId: summary.id, documentSubmissionStatus: summary.status.rawValue,
+                documentStatus: Dictionary(uniqueKeysWithValues: summary.documents.map { ($0.key.rawValue, $0.value.rawValue) }),
+                updatedAt: Timestamp.string(summary.updatedAt), expiresAt: Timestamp.string(summary.expiresAt),
+                data: summary.data.rawValue))
     }
 
     static func encode(_ value: some Encodable) -> String {

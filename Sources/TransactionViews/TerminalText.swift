@@ -31,7 +31,8 @@ extension String {
     public var escapingTerminalControlsInJSON: String {
         // Every such character starts with one of these bytes in UTF-8: most lines (base64 images) skip the rest.
         guard utf8.contains(where: { $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }),
-              unicodeScalars.contains(where: { $0.value >= 0x7F && $0.isTerminalControl }) else { return self }
+            unicodeScalars.contains(where: { $0.value >= 0x7F && $0.isTerminalControl })
+        else { return self }
         var escaped = ""
         for scalar in unicodeScalars {
             if scalar.value >= 0x7F, scalar.isTerminalControl {

@@ -57,7 +57,10 @@ public struct AAMVARecord: Sendable, Equatable {
             throw AAMVAError(message: "the barcode text is empty")
         }
         if Self.isMagneticStripe(text) {
-            throw AAMVAError(message: "magnetic-stripe track data, not AAMVA DL/ID elements: its expiry day cannot be read, so it does not identify anyone here (read the PDF417 instead)")
+            throw AAMVAError(
+                message:
+                    "magnetic-stripe track data, not AAMVA DL/ID elements: its expiry day cannot be read, so it does not identify anyone here (read the PDF417 instead)"
+            )
         }
         guard all[start] == "@" else {
             throw AAMVAError(message: "not AAMVA data: it does not start with the '@' compliance indicator")

@@ -7,12 +7,12 @@ enum AAMVAElementCatalogue {
         "DCA", "DCB", "DCD", "DBA", "DCS", "DAC", "DAD", "DCT", "DBD", "DBB", "DBC", "DAY", "DAU", "DAG", "DAH", "DAI",
         "DAJ", "DAK", "DAQ", "DCF", "DCG", "DDE", "DDF", "DDG", "DAZ", "DCI", "DCJ", "DCK", "DBN", "DBG", "DBS", "DCU",
         "DCE", "DCL", "DDA", "DDB", "DDC", "DDD", "DAW", "DAX", "DDH", "DDI", "DDJ", "DDK", "DDL", "DCH", "DCM", "DCN",
-        "DCO", "DCP", "DCQ", "DCR",
+        "DCO", "DCP", "DCQ", "DCR"
     ]
     /// Elements of the 2000 standard (version 01) and the pre-standard layout that later versions dropped.
     static let legacy: Set<String> = [
         "DAA", "DAB", "DAE", "DAF", "DAL", "DAM", "DAN", "DAO", "DAP", "DAR", "DAS", "DAT", "DAV", "DBE", "DBF", "DBH",
-        "DBI", "DBJ", "DBK", "DBL", "DBM", "DBO", "DBP", "DBQ", "DBR",
+        "DBI", "DBJ", "DBK", "DBL", "DBM", "DBO", "DBP", "DBQ", "DBR"
     ]
 
     static func knownIds(version: Int) -> Set<String> {
@@ -26,7 +26,8 @@ enum AAMVAElementCatalogue {
     /// Elements every record of a version carries: one missing while its id stands inside another element's
     /// value means separators were lost.
     static func mandatoryIds(version: Int) -> Set<String> {
-        version <= 1 ? ["DAQ", "DBB", "DBA", "DAG", "DAI", "DAJ", "DAK"]
+        version <= 1
+            ? ["DAQ", "DBB", "DBA", "DAG", "DAI", "DAJ", "DAK"]
             : ["DCS", "DBB", "DBA", "DAQ", "DBD", "DBC", "DAG", "DAI", "DAJ", "DAK", "DCG", "DCF"]
     }
 
@@ -64,10 +65,11 @@ enum AAMVAElementCatalogue {
         let printable = value.unicodeScalars.allSatisfy { (0x20...0x7E).contains($0.value) || (0xA0...0xFF).contains($0.value) }
         guard printable else { return false }
         func only(_ allowed: String, max: Int) -> Bool {
-            value.count <= max && value.unicodeScalars.allSatisfy { scalar in
-                allowed.unicodeScalars.contains(scalar) || (allowed.contains("A") && CharacterSet.letters.contains(scalar))
-                    || (allowed.contains("0") && ("0"..."9").contains(scalar))
-            }
+            value.count <= max
+                && value.unicodeScalars.allSatisfy { scalar in
+                    allowed.unicodeScalars.contains(scalar) || (allowed.contains("A") && CharacterSet.letters.contains(scalar))
+                        || (allowed.contains("0") && ("0"..."9").contains(scalar))
+                }
         }
         switch id {
         case "DBA", "DBB", "DBD", "DDB", "DDC", "DDH", "DDI", "DDJ":

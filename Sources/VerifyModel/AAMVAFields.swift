@@ -54,7 +54,11 @@ struct AAMVAFields {
         fields[.addressCity] = value("DAI") ?? value("DAN")
         fields[.addressState] = value("DAJ") ?? value("DAO")
         if let postal = value("DAK") ?? value("DAP") {
-            if let code = Self.postalCode(postal) { fields[.addressZip] = code } else { warnings.append("AAMVA DAK (postal code) is not a ZIP or postal code: dropped") }
+            if let code = Self.postalCode(postal) {
+                fields[.addressZip] = code
+            } else {
+                warnings.append("AAMVA DAK (postal code) is not a ZIP or postal code: dropped")
+            }
         }
         fields[.country] = value("DCG")
         fields[.documentAdditionalNumber] = value("DCF")
@@ -84,8 +88,10 @@ struct AAMVAFields {
     }
 
     /// Name suffixes as cards print them.
-    static let suffixes: Set<String> = ["JR", "SR", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "1ST", "2ND", "3RD",
-                                        "4TH", "5TH", "6TH", "7TH", "8TH", "9TH", "ESQ"]
+    static let suffixes: Set<String> = [
+        "JR", "SR", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "1ST", "2ND", "3RD",
+        "4TH", "5TH", "6TH", "7TH", "8TH", "9TH", "ESQ"
+    ]
 
     static func isSuffix(_ part: String) -> Bool {
         suffixes.contains(part.uppercased().replacingOccurrences(of: ".", with: ""))
@@ -144,7 +150,8 @@ struct AAMVAFields {
             let separators = scalars.enumerated().filter { !("0"..."9").contains($0.element) }
             let positions = separators.map(\.offset)
             guard positions == [2, 5] || positions == [4, 7], Set(separators.map(\.element)).count == 1,
-                  ["-", "/"].contains(separators[0].element) else { return nil }
+                ["-", "/"].contains(separators[0].element)
+            else { return nil }
             return digits
         default: return nil
         }
@@ -182,9 +189,11 @@ struct AAMVAFields {
         let scalars = Array(value.uppercased().unicodeScalars)
         if let first = scalars.first, ("A"..."Z").contains(first) {
             let compact = scalars.filter { $0 != " " && $0 != "-" }
-            guard compact.count == 6, compact.enumerated().allSatisfy({ index, scalar in
-                index % 2 == 0 ? ("A"..."Z").contains(scalar) : ("0"..."9").contains(scalar)
-            }) else { return nil }
+            guard compact.count == 6,
+                compact.enumerated().allSatisfy({ index, scalar in
+                    index % 2 == 0 ? ("A"..."Z").contains(scalar) : ("0"..."9").contains(scalar)
+                })
+            else { return nil }
             return value.uppercased().split(separator: " ").joined(separator: " ")
         }
         guard scalars.allSatisfy({ ("0"..."9").contains($0) || $0 == " " || $0 == "-" }) else { return nil }

@@ -27,10 +27,12 @@ struct AAMVASubfiles {
             while index < scalars.count, !AAMVARecord.isSeparator(scalars[index]) { index += 1 }
             guard index > tokenStart else { continue }
             var bodyStart = tokenStart
-            if index - tokenStart >= 5, let type = types.first(where: { type in
-                Self.text(scalars, tokenStart, tokenStart + 2) == type
-                    && AAMVAElementCatalogue.isElementId(Self.text(scalars, tokenStart + 2, tokenStart + 5), in: type)
-            }) {
+            if index - tokenStart >= 5,
+                let type = types.first(where: { type in
+                    Self.text(scalars, tokenStart, tokenStart + 2) == type
+                        && AAMVAElementCatalogue.isElementId(Self.text(scalars, tokenStart + 2, tokenStart + 5), in: type)
+                })
+            {
                 if let open = current { spans[open]?.end = tokenStart }
                 current = type
                 bodyStart = tokenStart + 2
@@ -107,8 +109,10 @@ struct AAMVASubfiles {
     /// others. Split it on element ids only where exactly one split gives the number of elements the
     /// directory's length implies and every typed value is valid; refuse it otherwise, never guess.
     /// Returns whether it split anything.
-    mutating func recoverLostSeparators(in scalars: [Unicode.Scalar], header: AAMVAHeader,
-                                        warnings: inout [String]) throws(AAMVAError) -> Bool {
+    mutating func recoverLostSeparators(
+        in scalars: [Unicode.Scalar], header: AAMVAHeader,
+        warnings: inout [String]
+    ) throws(AAMVAError) -> Bool {
         let primary = header.primaryType
         guard let found = elements[primary], let span = spans[primary] else { return false }
         let embedded = AAMVAElementCatalogue.embeddedIds(in: found, version: header.version)

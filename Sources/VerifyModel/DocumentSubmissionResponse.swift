@@ -11,9 +11,11 @@ public struct DocumentSubmissionResponse: Codable, Sendable, Equatable {
     public var updatedAt: Date
     public var expiresAt: Date
 
-    public init(transactionId: String, documentType: DocumentType, documentStatus: [DocumentType: DocumentStatus],
-                documentSubmissionStatus: DocumentSubmissionStatus, document: DocumentFields,
-                createdAt: Date, updatedAt: Date, expiresAt: Date) {
+    public init(
+        transactionId: String, documentType: DocumentType, documentStatus: [DocumentType: DocumentStatus],
+        documentSubmissionStatus: DocumentSubmissionStatus, document: DocumentFields,
+        createdAt: Date, updatedAt: Date, expiresAt: Date
+    ) {
         self.transactionId = transactionId
         self.documentType = documentType
         self.documentStatus = documentStatus
@@ -34,13 +36,15 @@ public struct DocumentSubmissionResponse: Codable, Sendable, Equatable {
         transactionId = try container.decode(String.self, forKey: .transactionId)
         documentType = try container.decode(DocumentType.self, forKey: .documentType)
         let statuses = try container.decode([String: DocumentStatus].self, forKey: .documentStatus)
-        documentStatus = try Dictionary(uniqueKeysWithValues: statuses.map { name, status in
-            guard let type = DocumentType(rawValue: name) else {
-                throw DecodingError.dataCorruptedError(forKey: .documentStatus, in: container,
-                                                       debugDescription: "unknown document type '\(name)'")
-            }
-            return (type, status)
-        })
+        documentStatus = try Dictionary(
+            uniqueKeysWithValues: statuses.map { name, status in
+                guard let type = DocumentType(rawValue: name) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .documentStatus, in: container,
+                        debugDescription: "unknown document type '\(name)'")
+                }
+                return (type, status)
+            })
         documentSubmissionStatus = try container.decode(DocumentSubmissionStatus.self, forKey: .documentSubmissionStatus)
         document = try container.decode(DocumentFields.self, forKey: .document)
         createdAt = try Timestamp.decode(container, .createdAt)
@@ -52,8 +56,9 @@ public struct DocumentSubmissionResponse: Codable, Sendable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(transactionId, forKey: .transactionId)
         try container.encode(documentType, forKey: .documentType)
-        try container.encode(Dictionary(uniqueKeysWithValues: documentStatus.map { ($0.key.rawValue, $0.value) }),
-                             forKey: .documentStatus)
+        try container.encode(
+            Dictionary(uniqueKeysWithValues: documentStatus.map { ($0.key.rawValue, $0.value) }),
+            forKey: .documentStatus)
         try container.encode(documentSubmissionStatus, forKey: .documentSubmissionStatus)
         try container.encode(document, forKey: .document)
         try container.encode(Timestamp.string(createdAt), forKey: .createdAt)
@@ -71,7 +76,8 @@ public enum Timestamp {
     /// The time `text` gives, when it is one a store can hold (`BoundedTime`: 1970 to 9999).
     public static func date(_ text: String) -> Date? {
         // Not a timestamp with fractions: the other form is tried next.
-        let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt).parse(text))
+        let date =
+            (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt).parse(text))
             ?? (try? Date.ISO8601FormatStyle(timeZone: .gmt).parse(text))
         return date.flatMap(BoundedTime.init).map(\.date)
     }

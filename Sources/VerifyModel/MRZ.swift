@@ -18,10 +18,13 @@ public struct MRZError: CodedError, Equatable, CustomStringConvertible {
 /// A machine-readable zone (ICAO 9303 TD1, TD2 or TD3, or a visa's MRV-A or MRV-B) with every check digit verified.
 public struct MRZ: Sendable, Equatable {
     public enum Format: String, Sendable {
-        case td1 = "TD1", td2 = "TD2", td3 = "TD3"
+        case td1 = "TD1"
+        case td2 = "TD2"
+        case td3 = "TD3"
         /// Visas (ICAO 9303 Part 7): 2×44 and 2×36 like TD3 and TD2, document code `V`, optional data where the
         /// passport's personal number and composite check digit are, and no check digit over it.
-        case mrvA = "MRV-A", mrvB = "MRV-B"
+        case mrvA = "MRV-A"
+        case mrvB = "MRV-B"
 
         /// The passport-book layout a visa shares its geometry with.
         public var geometry: Format {
@@ -76,7 +79,11 @@ public struct MRZ: Sendable, Equatable {
         case (2, 36) where lines.allSatisfy({ $0.count == 36 }): format = lines[0].hasPrefix("V") ? .mrvB : .td2
         case (2, 44) where lines.allSatisfy({ $0.count == 44 }): format = lines[0].hasPrefix("V") ? .mrvA : .td3
         default:
-            throw MRZError(field: "layout", message: "MRZ is not TD1 (3×30), TD2 or MRV-B (2×36), TD3 or MRV-A (2×44): got \(lines.count) line(s) of length \(lines.map { String($0.count) }.joined(separator: ", "))")
+            throw MRZError(
+                field: "layout",
+                message:
+                    "MRZ is not TD1 (3×30), TD2 or MRV-B (2×36), TD3 or MRV-A (2×44): got \(lines.count) line(s) of length \(lines.map { String($0.count) }.joined(separator: ", "))"
+            )
         }
         for (index, line) in lines.enumerated() {
             // Positions, never the characters: the message must not carry any part of the document.
@@ -100,11 +107,13 @@ public struct MRZ: Sendable, Equatable {
             (primaryIdentifier, secondaryIdentifier) = MRZ.names(first[5..<width])
             documentNumber = try MRZ.checked(second, 0..<9, check: 9, field: "documentNumber")
             nationality = MRZ.field(second, 10..<13)
-            dateOfBirth = try MRZ.date(try MRZ.checked(second, 13..<19, check: 19, field: "dateOfBirth"),
-                                       field: "dateOfBirth", pivotYear: year, isExpiry: false)
+            dateOfBirth = try MRZ.date(
+                try MRZ.checked(second, 13..<19, check: 19, field: "dateOfBirth"),
+                field: "dateOfBirth", pivotYear: year, isExpiry: false)
             sex = try MRZ.sex(second[20])
-            dateOfExpiry = try MRZ.date(try MRZ.checked(second, 21..<27, check: 27, field: "dateOfExpiry"),
-                                        field: "dateOfExpiry", pivotYear: year, isExpiry: true)
+            dateOfExpiry = try MRZ.date(
+                try MRZ.checked(second, 21..<27, check: 27, field: "dateOfExpiry"),
+                field: "dateOfExpiry", pivotYear: year, isExpiry: true)
             switch format {
             case .td3:
                 optionalData = try MRZ.checked(second, 28..<42, check: 42, field: "personalIdNumber", fillerMeansZero: true)
@@ -132,15 +141,18 @@ public struct MRZ: Sendable, Equatable {
                 documentNumber = try MRZ.checked(first, 5..<14, check: 14, field: "documentNumber")
                 optionalData = MRZ.field(first, 15..<30)
             }
-            dateOfBirth = try MRZ.date(try MRZ.checked(second, 0..<6, check: 6, field: "dateOfBirth"),
-                                       field: "dateOfBirth", pivotYear: year, isExpiry: false)
+            dateOfBirth = try MRZ.date(
+                try MRZ.checked(second, 0..<6, check: 6, field: "dateOfBirth"),
+                field: "dateOfBirth", pivotYear: year, isExpiry: false)
             sex = try MRZ.sex(second[7])
-            dateOfExpiry = try MRZ.date(try MRZ.checked(second, 8..<14, check: 14, field: "dateOfExpiry"),
-                                        field: "dateOfExpiry", pivotYear: year, isExpiry: true)
+            dateOfExpiry = try MRZ.date(
+                try MRZ.checked(second, 8..<14, check: 14, field: "dateOfExpiry"),
+                field: "dateOfExpiry", pivotYear: year, isExpiry: true)
             nationality = MRZ.field(second, 15..<18)
             optionalData2 = MRZ.field(second, 18..<29)
-            try MRZ.verify(Array(first[5..<30] + second[0..<7] + second[8..<15] + second[18..<29]),
-                           digit: second[29], field: "composite")
+            try MRZ.verify(
+                Array(first[5..<30] + second[0..<7] + second[8..<15] + second[18..<29]),
+                digit: second[29], field: "composite")
             (primaryIdentifier, secondaryIdentifier) = MRZ.names(third[0..<30])
         }
     }
@@ -179,13 +191,14 @@ public struct MRZ: Sendable, Equatable {
         let weights = [7, 3, 1]
         var sum = 0
         for (index, character) in characters.enumerated() {
-            let value: Int = if let digit = character.wholeNumberValue, character.isASCII {
-                digit
-            } else if let ascii = character.asciiValue, ascii >= 65, ascii <= 90 {
-                Int(ascii) - 55
-            } else {
-                0
-            }
+            let value: Int =
+                if let digit = character.wholeNumberValue, character.isASCII {
+                    digit
+                } else if let ascii = character.asciiValue, ascii >= 65, ascii <= 90 {
+                    Int(ascii) - 55
+                } else {
+                    0
+                }
             sum += value * weights[index % 3]
         }
         return sum % 10
@@ -203,8 +216,10 @@ public struct MRZ: Sendable, Equatable {
         }
     }
 
-    private static func checked(_ row: [Character], _ range: Range<Int>, check: Int, field: String,
-                                fillerMeansZero: Bool = false) throws(MRZError) -> String {
+    private static func checked(
+        _ row: [Character], _ range: Range<Int>, check: Int, field: String,
+        fillerMeansZero: Bool = false
+    ) throws(MRZError) -> String {
         // An all-filler optional field may carry '<' as its check digit.
         let allFiller = row[range].allSatisfy { $0 == "<" }
         try verify(Array(row[range]), digit: row[check], field: field, fillerMeansZero: fillerMeansZero && allFiller)

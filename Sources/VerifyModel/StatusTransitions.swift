@@ -83,8 +83,10 @@ public struct TransactionState: Sendable, Equatable, Codable {
     }
 
     /// Restores a state read back from a store; the caller vouches for its consistency.
-    public init(policy: [DocumentType: DocumentRequirement], documents: [DocumentType: DocumentStatus],
-                submissionStatus: DocumentSubmissionStatus, expiresAt: Date) {
+    public init(
+        policy: [DocumentType: DocumentRequirement], documents: [DocumentType: DocumentStatus],
+        submissionStatus: DocumentSubmissionStatus, expiresAt: Date
+    ) {
         self.policy = policy.filter { $0.value != .disabled }
         self.documents = documents
         self.submissionStatus = submissionStatus
@@ -94,21 +96,24 @@ public struct TransactionState: Sendable, Equatable, Codable {
     /// The state after `event` happens to the `type` document at time `now`, with the transitions that took
     /// it there (the document's, then the transaction's, in order). Throws, changing nothing, for an illegal move.
     public func applying(_ event: DocumentEvent, to type: DocumentType, at now: Date) throws(TransitionError)
-        -> (state: TransactionState, transitions: [StatusTransition]) {
+        -> (state: TransactionState, transitions: [StatusTransition])
+    {
         guard let current = documents[type], let requirement = policy[type],
-              let policyStatus = requirement.initialStatus else {
+            let policyStatus = requirement.initialStatus
+        else {
             throw .documentTypeNotInPolicy(type)
         }
         // Expiry stops new documents; what was already collected may still finish.
         if event == .collect, now > expiresAt { throw .expired(expiresAt: expiresAt) }
 
-        let next: DocumentStatus? = switch (event, current) {
-        case (.collect, .required), (.collect, .optional): .collected
-        case (.process, .collected): .processed
-        case (.skip, .optional): .skipped
-        case (.reject, .collected): policyStatus
-        default: nil
-        }
+        let next: DocumentStatus? =
+            switch (event, current) {
+            case (.collect, .required), (.collect, .optional): .collected
+            case (.process, .collected): .processed
+            case (.skip, .optional): .skipped
+            case (.reject, .collected): policyStatus
+            default: nil
+            }
         guard let next else { throw .illegalMove(type, current, event) }
 
         var state = self
@@ -137,12 +142,13 @@ public struct TransactionState: Sendable, Equatable, Codable {
         var targets: [DocumentSubmissionStatus] = []
         var status = submissionStatus
         while true {
-            let next: DocumentSubmissionStatus? = switch status {
-            case .notStarted where anyCollected: .started
-            case .started where requiredCollected: .process
-            case .process where allDone: .completed
-            default: nil
-            }
+            let next: DocumentSubmissionStatus? =
+                switch status {
+                case .notStarted where anyCollected: .started
+                case .started where requiredCollected: .process
+                case .process where allDone: .completed
+                default: nil
+                }
             guard let next else { return targets }
             targets.append(next)
             status = next

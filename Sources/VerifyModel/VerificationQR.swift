@@ -68,9 +68,10 @@ public struct VerificationQR: Sendable, Equatable, Codable {
     public init(parsing text: String) throws(QRError) {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let schemeEnd = text.range(of: "://"),
-              ["http", "https"].contains(text[..<schemeEnd.lowerBound].lowercased()),
-              !text[schemeEnd.upperBound...].isEmpty,
-              !text.contains(where: { $0.isNewline }) else {
+            ["http", "https"].contains(text[..<schemeEnd.lowerBound].lowercased()),
+            !text[schemeEnd.upperBound...].isEmpty,
+            !text.contains(where: { $0.isNewline })
+        else {
             throw .invalidQR
         }
         guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty else {
@@ -92,7 +93,8 @@ public struct VerificationQR: Sendable, Equatable, Codable {
         var apiBase: URL?
         if let base = value("url") {
             guard let url = URL(string: base), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
-                  url.host?.isEmpty == false else {
+                url.host?.isEmpty == false
+            else {
                 throw .unableToParse
             }
             apiBase = url
@@ -101,8 +103,9 @@ public struct VerificationQR: Sendable, Equatable, Codable {
         let pathEnv = components.path.split(separator: "/").first.flatMap { segment in
             components.path.contains("/verify/") ? String(segment) : nil
         }
-        self.init(transactionId: transactionId, verificationCode: code, apiBase: apiBase,
-                  envId: value("envId") ?? pathEnv, source: value("source"))
+        self.init(
+            transactionId: transactionId, verificationCode: code, apiBase: apiBase,
+            envId: value("envId") ?? pathEnv, source: value("source"))
     }
 }
 
@@ -114,7 +117,8 @@ extension VerificationQR {
             && text.utf8.allSatisfy { byte in
                 switch byte {
                 case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                     UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "-"): true
+                    UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "-"):
+                    true
                 default: false
                 }
             }

@@ -24,65 +24,74 @@ struct PostgresWorkQueue: WorkQueue {
     /// shipped (a test checksums them), add a new one. The first two were shipped in the store's ledger and moved
     /// here unchanged: a database that applied them there adopts them.
     static let migrations: [(String, [String])] = [
-        ("v3-work-queue", [
-            """
-            CREATE TABLE batches (
-                id bigserial PRIMARY KEY,
-                kind text NOT NULL CHECK (kind IN ('folder', 'stream')),
-                created_at timestamptz NOT NULL,
-                finished_at timestamptz
-            )
-            """,
-            """
-            CREATE TABLE work_items (
-                id bigserial PRIMARY KEY,
-                batch_id bigint NOT NULL REFERENCES batches(id),
-                job text NOT NULL,
-                state text NOT NULL CHECK (state IN ('QUEUED', 'CLAIMED', 'DONE')),
-                lease_owner text,
-                lease_expires_at timestamptz,
-                claims integer NOT NULL DEFAULT 0 CHECK (claims >= 0),
-                transaction_id text,
-                result text,
-                CHECK ((state = 'CLAIMED') = (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))
-            )
-            """,
-            "CREATE INDEX work_items_open ON work_items(state, id) WHERE state <> 'DONE'",
-            "CREATE INDEX work_items_by_batch ON work_items(batch_id)",
-        ]),
+        (
+            "v3-work-queue",
+            [
+                """
+                CREATE TABLE batches (
+                    id bigserial PRIMARY KEY,
+                    kind text NOT NULL CHECK (kind IN ('folder', 'stream')),
+                    created_at timestamptz NOT NULL,
+                    finished_at timestamptz
+                )
+                """,
+                """
+                CREATE TABLE work_items (
+                    id bigserial PRIMARY KEY,
+                    batch_id bigint NOT NULL REFERENCES batches(id),
+                    job text NOT NULL,
+                    state text NOT NULL CHECK (state IN ('QUEUED', 'CLAIMED', 'DONE')),
+                    lease_owner text,
+                    lease_expires_at timestamptz,
+                    claims integer NOT NULL DEFAULT 0 CHECK (claims >= 0),
+                    transaction_id text,
+                    result text,
+                    CHECK ((state = 'CLAIMED') = (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))
+                )
+                """,
+                "CREATE INDEX work_items_open ON work_items(state, id) WHERE state <> 'DONE'",
+                "CREATE INDEX work_items_by_batch ON work_items(batch_id)"
+            ]
+        ),
         // The end of each transaction folder becomes work of its own, counted down per group, instead of one
         // worker electing itself at the end of the whole batch.
-        ("v4-work-groups", [
-            "ALTER TABLE work_items ADD COLUMN kind text NOT NULL DEFAULT 'document' CHECK (kind IN ('document', 'group-end'))",
-            "ALTER TABLE work_items ADD COLUMN group_key text",
-            "ALTER TABLE work_items ADD CHECK (kind = 'document' OR group_key IS NOT NULL)",
-            """
-            CREATE TABLE work_groups (
-                batch_id bigint NOT NULL REFERENCES batches(id),
-                group_key text NOT NULL,
-                open_items integer NOT NULL CHECK (open_items >= 0),
-                PRIMARY KEY (batch_id, group_key)
-            )
-            """,
-            "CREATE INDEX work_items_by_group ON work_items(batch_id, group_key) WHERE group_key IS NOT NULL",
-            "ALTER TABLE batches DROP COLUMN finished_at",
-        ]),
+        (
+            "v4-work-groups",
+            [
+                "ALTER TABLE work_items ADD COLUMN kind text NOT NULL DEFAULT 'document' CHECK (kind IN ('document', 'group-end'))",
+                "ALTER TABLE work_items ADD COLUMN group_key text",
+                "ALTER TABLE work_items ADD CHECK (kind = 'document' OR group_key IS NOT NULL)",
+                """
+                CREATE TABLE work_groups (
+                    batch_id bigint NOT NULL REFERENCES batches(id),
+                    group_key text NOT NULL,
+                    open_items integer NOT NULL CHECK (open_items >= 0),
+                    PRIMARY KEY (batch_id, group_key)
+                )
+                """,
+                "CREATE INDEX work_items_by_group ON work_items(batch_id, group_key) WHERE group_key IS NOT NULL",
+                "ALTER TABLE batches DROP COLUMN finished_at"
+            ]
+        ),
         // Idle workers LISTEN instead of asking again and again: an item queued (or given back) or done notifies
         // them. PostgreSQL folds a transaction's identical notifications into one.
-        ("v5-work-notifications", [
-            """
-            CREATE FUNCTION notify_work_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                PERFORM pg_notify('verify_pipeline_work', '');
-                RETURN NULL;
-            END
-            $$
-            """,
-            """
-            CREATE TRIGGER work_changed AFTER INSERT OR UPDATE OF state ON work_items
-            FOR EACH ROW WHEN (NEW.state IN ('QUEUED', 'DONE')) EXECUTE FUNCTION notify_work_changed()
-            """,
-        ]),
+        (
+            "v5-work-notifications",
+            [
+                """
+                CREATE FUNCTION notify_work_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM pg_notify('verify_pipeline_work', '');
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE TRIGGER work_changed AFTER INSERT OR UPDATE OF state ON work_items
+                FOR EACH ROW WHEN (NEW.state IN ('QUEUED', 'DONE')) EXECUTE FUNCTION notify_work_changed()
+                """
+            ]
+        )
     ]
 
     /// The channel the trigger above notifies.
@@ -101,7 +110,8 @@ struct PostgresWorkQueue: WorkQueue {
     func createBatch(_ kind: WorkBatchKind) async throws(StoreError) -> Int64 {
         try await database.withConnection { connection in
             for try await id in try await connection.query(
-                "INSERT INTO batches (kind, created_at) VALUES (\(kind.rawValue), \(Date())) RETURNING id", logger: logger).decode(Int64.self) {
+                "INSERT INTO batches (kind, created_at) VALUES (\(kind.rawValue), \(Date())) RETURNING id", logger: logger
+            ).decode(Int64.self) {
                 return id
             }
             throw StoreError.database("the batch was not created")
@@ -116,9 +126,11 @@ struct PostgresWorkQueue: WorkQueue {
         try await database.transaction { connection in
             // The ids first: each sealed job is bound to its item's id.
             var ids: [Int64] = []
-            for try await id in try await connection.query("""
+            for try await id in try await connection.query(
+                """
                 SELECT nextval(pg_get_serial_sequence('work_items', 'id')) FROM generate_series(1, \(items.count))
-                """, logger: logger).decode(Int64.self) {
+                """, logger: logger
+            ).decode(Int64.self) {
                 ids.append(id)
             }
             guard ids.count == items.count else { throw StoreError.database("the queue's ids could not be drawn") }
@@ -133,7 +145,8 @@ struct PostgresWorkQueue: WorkQueue {
                 named.append(item.transactionId != nil)
                 if let group = item.group { counts[group, default: 0] += 1 }
             }
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO work_items (id, batch_id, job, state, kind, group_key, transaction_id)
                 SELECT id, \(batch), job, 'QUEUED', 'document', CASE WHEN grouped THEN grp END, CASE WHEN named THEN txn END
                 FROM unnest(\(ids)::int8[], \(jobs)::text[], \(groups)::text[], \(grouped)::bool[], \(transactions)::text[], \(named)::bool[])
@@ -142,7 +155,8 @@ struct PostgresWorkQueue: WorkQueue {
                 """, logger: logger)
             guard !counts.isEmpty else { return }
             let sorted = counts.sorted { $0.key < $1.key }
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO work_groups (batch_id, group_key, open_items)
                 SELECT \(batch), grp, cnt FROM unnest(\(sorted.map(\.key))::text[], \(sorted.map { Int64($0.value) })::int8[]) AS g(grp, cnt)
                 """, logger: logger)
@@ -172,7 +186,8 @@ struct PostgresWorkQueue: WorkQueue {
     /// Renews the leases of every item `owner` holds.
     func heartbeat(owner: String, lease: Duration) async throws(StoreError) {
         try await database.withConnection { connection in
-            _ = try await connection.query("""
+            _ = try await connection.query(
+                """
                 UPDATE work_items SET lease_expires_at = now() + \(Self.seconds(lease)) * interval '1 second'
                 WHERE state = 'CLAIMED' AND lease_owner = \(owner)
                 """, logger: logger)
@@ -191,7 +206,8 @@ struct PostgresWorkQueue: WorkQueue {
     /// Gives a claimed item back to the queue, for another attempt.
     func release(_ item: Int64) async throws(StoreError) {
         try await database.withConnection { connection in
-            _ = try await connection.query("""
+            _ = try await connection.query(
+                """
                 UPDATE work_items SET state = 'QUEUED', lease_owner = NULL, lease_expires_at = NULL
                 WHERE id = \(item) AND state = 'CLAIMED'
                 """, logger: logger)

@@ -67,9 +67,11 @@ public struct NewWorkItem: Sendable {
 extension StoreLocation {
     /// Opens the store and its shared work queue for the duration of `body`; only PostgreSQL has one. `create`
     /// false: both must exist already.
-    public func withWorkQueue<T: Sendable>(create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
-                                           logger: Logger = Logger(label: "verify-pipeline.store"),
-                                           _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T) async throws -> T {
+    public func withWorkQueue<T: Sendable>(
+        create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
+        logger: Logger = Logger(label: "verify-pipeline.store"),
+        _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T
+    ) async throws -> T {
         let requirement = "the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)"
         return try await withPostgres(create: create, encryption: encryption, logger: logger, requirement: requirement) { store, database, sealing in
             let queue = PostgresWorkQueue(database: database, sealing: sealing)

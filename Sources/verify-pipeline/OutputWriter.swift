@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Pipeline
 import TransactionViews
 import VerifyModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writes one NDJSON line per document, each as soon as it is done (no buffering across lines), to stdout or to
 /// `--output`. A file is written under a temporary name in its folder and renamed into place by `finish()`, so a
@@ -40,7 +41,7 @@ actor OutputWriter {
         }
         let url = URL(fileURLWithPath: path)
         var template = Array(url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).XXXXXX").path.utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) } // 0600, created anew
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }  // 0600, created anew
         guard descriptor >= 0 else { throw Failure(description: "cannot create a file beside \(path): \(String(cString: strerror(errno)))") }
         self.descriptor = descriptor
         file = (path, String(cString: template))
@@ -51,7 +52,9 @@ actor OutputWriter {
     func write(_ outcome: DocumentOutcome) -> Bool {
         guard writeError == nil else { return false }
         // A result line that cannot be encoded still gets a line, so the reader keeps one line per input.
-        var data = (try? encoder.encode(ResultLine(outcome: outcome))) ?? Data(#"{"error":{"code":"submissionError","message":"result could not be encoded"}}"#.utf8)
+        var data =
+            (try? encoder.encode(ResultLine(outcome: outcome)))
+            ?? Data(#"{"error":{"code":"submissionError","message":"result could not be encoded"}}"#.utf8)
         // A folder's name or a field may hold a terminal control JSON leaves raw (C1, bidi marks); those start with
         // one of these bytes, which base64 images never hold.
         if data.contains(where: { $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) {

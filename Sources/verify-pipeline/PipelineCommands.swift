@@ -23,26 +23,36 @@ struct PipelineOptions: ParsableArguments {
     @Flag(help: "Leave the base64 images (frontImage, backImage, selfie) out of the printed results.")
     var omitImages = false
 
-    @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical. Logs never hold document data.", valueName: "level"))
+    @Option(
+        help: ArgumentHelp(
+            "Log level on stderr: trace, debug, info, notice, warning, error, critical. Logs never hold document data.", valueName: "level"))
     var logLevel: Logger.Level = .warning
 
-    @Option(help: ArgumentHelp("Seconds the documents in flight get to finish after SIGINT or SIGTERM; a second signal ends the run at once.",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds the documents in flight get to finish after SIGINT or SIGTERM; a second signal ends the run at once.",
+            valueName: "seconds"))
     var shutdownGrace: Double = 10
 
-    @Option(name: .customLong("metrics-bind"), help: ArgumentHelp(
-        "Serve /metrics, /healthz and /readyz on HOST:PORT while the command runs (Prometheus text).", valueName: "host:port"))
+    @Option(
+        name: .customLong("metrics-bind"),
+        help: ArgumentHelp(
+            "Serve /metrics, /healthz and /readyz on HOST:PORT while the command runs (Prometheus text).", valueName: "host:port"))
     var metricsBind: String?
 
     @OptionGroup var listen: ListenOptions
 
-    @Option(name: .customLong("allow-path"),
-            help: ArgumentHelp("A directory whose image files stream lines may name (frontImagePath, backImagePath, selfiePath); repeat for more. Adds to ingest.allowedPaths.",
-                               valueName: "dir"))
+    @Option(
+        name: .customLong("allow-path"),
+        help: ArgumentHelp(
+            "A directory whose image files stream lines may name (frontImagePath, backImagePath, selfiePath); repeat for more. Adds to ingest.allowedPaths.",
+            valueName: "dir"))
     var allowedPaths: [String] = []
 
-    @Option(help: ArgumentHelp("Cores to size the stages for, where the pipeline file does not set their workers (default: the cores this process may use).",
-                               valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Cores to size the stages for, where the pipeline file does not set their workers (default: the cores this process may use).",
+            valueName: "n"))
     var jobs: Int?
 
     func validate() throws {
@@ -88,7 +98,8 @@ struct PipelineOptions: ParsableArguments {
         guard settings.enabled else { return .ifEncrypted(try store.key(default: settings.keyEnv)) }
         guard let key = try store.key(default: settings.keyEnv) else {
             let variable = store.keyEnv ?? settings.keyEnv
-            throw CommandFailure("""
+            throw CommandFailure(
+                """
                 the store seals identity data (store.encryption) and \(variable) is not set: set it to a key-encryption key, \
                 32 random bytes in base64 (openssl rand -base64 32) kept outside the repository, or set store.encryption.enabled: false
                 """)
@@ -101,10 +112,14 @@ struct PipelineOptions: ParsableArguments {
         guard let metricsBind else { return [] }
         let address = try listen.address(metricsBind, option: "--metrics-bind")
         do {
-            return [try OperatorServer.make(.metrics, store: store, bind: address, token: try listen.token(), logger: logger,
-                                            option: "--metrics-bind", limits: listen.limits) { port in
-                ListenOptions.announce("metrics", address, port: port)
-            }]
+            return [
+                try OperatorServer.make(
+                    .metrics, store: store, bind: address, token: try listen.token(), logger: logger,
+                    option: "--metrics-bind", limits: listen.limits
+                ) { port in
+                    ListenOptions.announce("metrics", address, port: port)
+                }
+            ]
         } catch let error as OperatorViewError {
             throw CommandFailure(error.description)
         }
@@ -117,9 +132,14 @@ struct PipelineOptions: ParsableArguments {
         do {
             let outcome = try await store.purge(retention, at: Date(), dryRun: false)
             guard !outcome.transactions.isEmpty else { return }
-            logger.notice("identity data purged", metadata: ["retention": "\(retention.label)", "transactions": "\(outcome.transactions.count)",
-                                                             "documents": "\(outcome.documents)"])
-            CommandOutput.standardError("""
+            logger.notice(
+                "identity data purged",
+                metadata: [
+                    "retention": "\(retention.label)", "transactions": "\(outcome.transactions.count)",
+                    "documents": "\(outcome.documents)"
+                ])
+            CommandOutput.standardError(
+                """
                 verify-pipeline: purged the identity data of \(outcome.transactions.count) transactions (\(outcome.documents) documents) under \(retention.label)\n
                 """)
         } catch {
@@ -138,10 +158,12 @@ struct PipelineOptions: ParsableArguments {
             }
             token = value
         }
-        return HTTPSubmitter(client: client, configuration: .init(
-            endpoint: endpoint, bearerToken: token, timeoutSeconds: settings.timeoutSeconds,
-            maxAttempts: settings.retry.maxAttempts, initialBackoffMs: settings.retry.initialBackoffMs,
-            maxBackoffMs: settings.retry.maxBackoffMs), logger: logger)
+        return HTTPSubmitter(
+            client: client,
+            configuration: .init(
+                endpoint: endpoint, bearerToken: token, timeoutSeconds: settings.timeoutSeconds,
+                maxAttempts: settings.retry.maxAttempts, initialBackoffMs: settings.retry.initialBackoffMs,
+                maxBackoffMs: settings.retry.maxBackoffMs), logger: logger)
     }
 
     func riskEvaluator(_ configuration: PipelineConfiguration, client: HTTPClient) -> RiskEvaluator? {
@@ -179,11 +201,13 @@ struct PipelineOptions: ParsableArguments {
             let riskEvaluator = riskEvaluator(configuration, client: client)
             let omitImages = omitImages, shutdownGrace = self.shutdownGraceDuration
             let run: @Sendable (any TransactionStore) async throws -> RunSummary = { store in
-                let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
-                                            omitImages: omitImages, riskEvaluator: riskEvaluator)
-                let summary = try await PipelineOptions.serve(runner, input: input, output: output, showProgress: showProgress,
-                                                              shutdownGrace: shutdownGrace, logger: logger,
-                                                              alongside: try metricsServer(store, logger: logger))
+                let runner = PipelineRunner(
+                    configuration: configuration, store: store, submitter: submitter, logger: logger,
+                    omitImages: omitImages, riskEvaluator: riskEvaluator)
+                let summary = try await PipelineOptions.serve(
+                    runner, input: input, output: output, showProgress: showProgress,
+                    shutdownGrace: shutdownGrace, logger: logger,
+                    alongside: try metricsServer(store, logger: logger))
                 await PipelineOptions.applyRetention(configuration.retention, to: store, logger: logger)
                 return summary
             }
@@ -194,8 +218,10 @@ struct PipelineOptions: ParsableArguments {
     /// Runs the pipeline as a service: SIGINT or SIGTERM stops the intake and gives the documents in flight
     /// `--shutdown-grace` seconds to finish; then, or at a second signal, the run is cancelled: whatever was not
     /// finished is left unrecorded for a later run. The output is flushed and the summary printed either way.
-    static func serve(_ runner: PipelineRunner, input: PipelineInput, output: OutputWriter, showProgress: Bool,
-                      shutdownGrace: Duration, logger: Logger, alongside: [any Service] = []) async throws -> RunSummary {
+    static func serve(
+        _ runner: PipelineRunner, input: PipelineInput, output: OutputWriter, showProgress: Bool,
+        shutdownGrace: Duration, logger: Logger, alongside: [any Service] = []
+    ) async throws -> RunSummary {
         let progress = showProgress ? ProgressBar() : nil
         let stop = StopSignal()
         // A server beside the run listens before any input is read: a busy port ends the command at once.
@@ -209,7 +235,7 @@ struct PipelineOptions: ParsableArguments {
         var configuration = ServiceGroupConfiguration(
             services: [
                 .init(service: SecondSignal(), failureTerminationBehavior: .cancelGroup),
-                .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)
             ] + alongside.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = shutdownGrace
@@ -279,8 +305,10 @@ final class PipelineService: Service, Sendable {
     let listeners: [ListeningServer]
     private let result = Mutex<(RunSummary?, String?)>((nil, nil))
 
-    init(runner: PipelineRunner, input: PipelineInput, stop: StopSignal, listeners: [ListeningServer] = [],
-         emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void) {
+    init(
+        runner: PipelineRunner, input: PipelineInput, stop: StopSignal, listeners: [ListeningServer] = [],
+        emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void
+    ) {
         self.runner = runner
         self.input = input
         self.stop = stop
@@ -317,17 +345,19 @@ extension VerifyPipeline {
         static let configuration = CommandConfiguration(
             abstract: "Process a batch folder: one subfolder per transaction (or a flat folder of images with their own QR).",
             discussion: """
-            Writes one JSON result per document (NDJSON) to stdout or --output as each is done, a progress bar on \
-            stderr when it is a terminal, and a one-line summary at the end. Re-running the same folder submits \
-            nothing twice. Exits 0 when every document succeeded, 1 when some failed, 2 on usage or configuration errors.
-            """
+                Writes one JSON result per document (NDJSON) to stdout or --output as each is done, a progress bar on \
+                stderr when it is a terminal, and a one-line summary at the end. Re-running the same folder submits \
+                nothing twice. Exits 0 when every document succeeded, 1 when some failed, 2 on usage or configuration errors.
+                """
         )
 
         @Argument(help: "The batch folder.")
         var folder: String
 
-        @Option(help: ArgumentHelp("Write the NDJSON results to this file (a regular file, replaced when the run ends) instead of stdout; - is stdout.",
-                                   valueName: "file"))
+        @Option(
+            help: ArgumentHelp(
+                "Write the NDJSON results to this file (a regular file, replaced when the run ends) instead of stdout; - is stdout.",
+                valueName: "file"))
         var output: String?
 
         @OptionGroup var options: PipelineOptions
@@ -344,8 +374,9 @@ extension VerifyPipeline {
             }
             let summary: RunSummary
             do {
-                summary = try await options.execute(.folder(URL(fileURLWithPath: folder)), output: writer,
-                                                    showProgress: isatty(STDERR_FILENO) == 1)
+                summary = try await options.execute(
+                    .folder(URL(fileURLWithPath: folder)), output: writer,
+                    showProgress: isatty(STDERR_FILENO) == 1)
             } catch {
                 await writer.discard()
                 throw error
@@ -359,17 +390,18 @@ extension VerifyPipeline {
         static let configuration = CommandConfiguration(
             abstract: "Process NDJSON documents from stdin, writing one result line per input line as soon as it is done.",
             discussion: """
-            Each line: {"id", "qr" or "transactionId", "type", "frontImage"/"backImage"/"selfie" (base64) or \
-            "frontImagePath"/"backImagePath"/"selfiePath", "mrz", "email", "phone", "fields", "skip"}. A malformed \
-            line yields an error line and the stream goes on.
-            """
+                Each line: {"id", "qr" or "transactionId", "type", "frontImage"/"backImage"/"selfie" (base64) or \
+                "frontImagePath"/"backImagePath"/"selfiePath", "mrz", "email", "phone", "fields", "skip"}. A malformed \
+                line yields an error line and the stream goes on.
+                """
         )
 
         @OptionGroup var options: PipelineOptions
 
         func run() async throws {
-            let summary = try await options.execute(.lines(fileDescriptor: STDIN_FILENO), output: try OutputWriter(path: nil),
-                                                    showProgress: false)
+            let summary = try await options.execute(
+                .lines(fileDescriptor: STDIN_FILENO), output: try OutputWriter(path: nil),
+                showProgress: false)
             CommandOutput.standardError(summary.line + "\n")
             if summary.failed > 0 { throw ExitCode(1) }
         }

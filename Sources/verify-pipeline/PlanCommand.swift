@@ -8,9 +8,9 @@ extension VerifyPipeline {
         static let configuration = CommandConfiguration(
             abstract: "Show the stages a run, stream or worker would start with this pipeline file on this machine.",
             discussion: """
-            Prints the cores this process may use (its CPU affinity and cgroup quota), then each stage's workers and \
-            queue: from the pipeline file where it sets them, else sized for the cores (or --jobs).
-            """
+                Prints the cores this process may use (its CPU affinity and cgroup quota), then each stage's workers and \
+                queue: from the pipeline file where it sets them, else sized for the cores (or --jobs).
+                """
         )
 
         @Option(help: ArgumentHelp("The pipeline file (YAML); built-in defaults when omitted.", valueName: "file"))
@@ -28,8 +28,9 @@ extension VerifyPipeline {
             let configuration = try PipelineOptions.load(pipeline).sized(forCores: cores)
             var lines = ["pipeline \(configuration.name)", "cores    \(cores)\(jobs == nil ? " (allowed to this process)" : " (--jobs)")"]
             for stage in configuration.stagePlan {
-                lines.append(stage.stage.padding(toLength: 8, withPad: " ", startingAt: 0)
-                             + String(format: " %3d workers, queue %5d", stage.workers, stage.queue) + (stage.fromFile ? "  (pipeline file)" : ""))
+                lines.append(
+                    stage.stage.padding(toLength: 8, withPad: " ", startingAt: 0)
+                        + String(format: " %3d workers, queue %5d", stage.workers, stage.queue) + (stage.fromFile ? "  (pipeline file)" : ""))
             }
             print(lines.joined(separator: "\n"))
         }

@@ -2,18 +2,18 @@ import ArgumentParser
 import Foundation
 import Pipeline
 import TransactionStore
-import WorkQueues
 import VerifyModel
+import WorkQueues
 
 extension VerifyPipeline {
     struct Enqueue: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Register a batch folder's documents, or NDJSON documents from stdin ('-'), in the shared work queue.",
             discussion: """
-            Needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE). Workers on any machine then process \
-            them with `verify-pipeline worker`; paths in the jobs must be readable at the same place on the workers. \
-            Inputs that cannot be queued are printed as error lines; exits 1 when there were any.
-            """
+                Needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE). Workers on any machine then process \
+                them with `verify-pipeline worker`; paths in the jobs must be readable at the same place on the workers. \
+                Inputs that cannot be queued are printed as error lines; exits 1 when there were any.
+                """
         )
 
         @Argument(help: "The batch folder, or '-' for NDJSON on stdin.")
@@ -33,7 +33,8 @@ extension VerifyPipeline {
             }
             let output = try OutputWriter(path: nil)
             let encryption = try options.storeEncryption(configuration)
-            let refused: Int = try await options.store.withWorkQueue(create: true, encryption: encryption, logger: options.makeLogger()) { store, queue in
+            let refused: Int = try await options.store.withWorkQueue(create: true, encryption: encryption, logger: options.makeLogger()) {
+                store, queue in
                 let (batch, queued, refused) = try await Enqueuer(configuration: configuration, store: store, queue: queue).enqueue(source)
                 for outcome in refused { await output.write(outcome) }
                 CommandOutput.standardError("verify-pipeline: \(queued) documents queued in batch \(batch), \(refused.count) refused\n")
@@ -52,10 +53,10 @@ extension VerifyPipeline {
         static let configuration = CommandConfiguration(
             abstract: "Process documents from the shared work queue; run any number of workers, on any machine.",
             discussion: """
-            Claims documents with SELECT ... FOR UPDATE SKIP LOCKED and holds them with a lease it renews; a document \
-            whose worker died is claimed again once its lease runs out. Writes one result line per document it \
-            processed. Runs until SIGINT/SIGTERM, or with --exit-when-empty until every queued document is done.
-            """
+                Claims documents with SELECT ... FOR UPDATE SKIP LOCKED and holds them with a lease it renews; a document \
+                whose worker died is claimed again once its lease runs out. Writes one result line per document it \
+                processed. Runs until SIGINT/SIGTERM, or with --exit-when-empty until every queued document is done.
+                """
         )
 
         @Flag(help: "Exit once every document in the queue is done.")
@@ -82,15 +83,21 @@ extension VerifyPipeline {
                 let submitter = try options.submitter(configuration, client: client, logger: logger)
                 let riskEvaluator = options.riskEvaluator(configuration, client: client)
                 let work: @Sendable (any TransactionStore, any WorkQueue) async throws -> RunSummary = { store, queue in
-                    let runner = PipelineRunner(configuration: configuration, store: store, submitter: submitter, logger: logger,
-                                                omitImages: omitImages, riskEvaluator: riskEvaluator)
+                    let runner = PipelineRunner(
+                        configuration: configuration, store: store, submitter: submitter, logger: logger,
+                        omitImages: omitImages, riskEvaluator: riskEvaluator)
                     let input = QueueInput(queue: queue, owner: owner, lease: lease, exitWhenEmpty: exitWhenEmpty)
-                    let retention = configuration.retention.mode == .none ? [] : [
-                        RetentionService(retention: configuration.retention, interval: configuration.retentionInterval, store: store, logger: logger),
-                    ]
-                    let summary = try await PipelineOptions.serve(runner, input: .queue(input), output: output, showProgress: false,
-                                                                  shutdownGrace: shutdownGrace, logger: logger,
-                                                                  alongside: retention + (try options.metricsServer(store, logger: logger)))
+                    let retention =
+                        configuration.retention.mode == .none
+                        ? []
+                        : [
+                            RetentionService(
+                                retention: configuration.retention, interval: configuration.retentionInterval, store: store, logger: logger)
+                        ]
+                    let summary = try await PipelineOptions.serve(
+                        runner, input: .queue(input), output: output, showProgress: false,
+                        shutdownGrace: shutdownGrace, logger: logger,
+                        alongside: retention + (try options.metricsServer(store, logger: logger)))
                     await PipelineOptions.applyRetention(configuration.retention, to: store, logger: logger)
                     return summary
                 }

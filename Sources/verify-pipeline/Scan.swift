@@ -8,10 +8,10 @@ extension VerifyPipeline {
         static let configuration = CommandConfiguration(
             abstract: "Decode the barcodes in images or folders, one result per image, in input order.",
             discussion: """
-            Folders are walked recursively and their .jpg, .jpeg and .png files scanned; a file named on the \
-            command line is scanned whatever its name. The format is always sniffed from the bytes. \
-            Exits 1 when any image could not be decoded.
-            """
+                Folders are walked recursively and their .jpg, .jpeg and .png files scanned; a file named on the \
+                command line is scanned whatever its name. The format is always sniffed from the bytes. \
+                Exits 1 when any image could not be decoded.
+                """
         )
 
         @Argument(help: "Image files or folders.")
@@ -23,8 +23,9 @@ extension VerifyPipeline {
         @Option(help: "Images scanned in parallel (default: the number of cores).")
         var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
-        @Option(help: "Symbologies to look for, comma-separated (QR_CODE, PDF417, CODE_128, CODE_39, EAN_13, DATA_MATRIX).",
-                transform: Symbologies.init(parsing:))
+        @Option(
+            help: "Symbologies to look for, comma-separated (QR_CODE, PDF417, CODE_128, CODE_39, EAN_13, DATA_MATRIX).",
+            transform: Symbologies.init(parsing:))
         var symbologies: Symbologies = Symbologies(formats: [.qrCode, .pdf417])
 
         @Option(help: "Refuse images declaring more pixels than this (decompression bombs).")

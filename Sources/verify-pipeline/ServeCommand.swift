@@ -7,17 +7,23 @@ import TransactionStore
 
 /// `--bind`/`--metrics-bind` and `--token-env`: where the operator's view listens and the bearer token it asks for.
 struct ListenOptions: ParsableArguments {
-    @Option(name: .customLong("token-env"), help: ArgumentHelp(
-        "The environment variable holding a bearer token every request but /healthz must carry; required to bind anything but loopback.",
-        valueName: "name"))
+    @Option(
+        name: .customLong("token-env"),
+        help: ArgumentHelp(
+            "The environment variable holding a bearer token every request but /healthz must carry; required to bind anything but loopback.",
+            valueName: "name"))
     var tokenEnv: String?
 
-    @Option(help: ArgumentHelp("Close a connection idle this many seconds (none started, or none since the last answer).",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Close a connection idle this many seconds (none started, or none since the last answer).",
+            valueName: "seconds"))
     var idleTimeout: Int = 30
 
-    @Option(help: ArgumentHelp("Connections open at once beyond which a new one is closed (default: half the open-file limit).",
-                               valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Connections open at once beyond which a new one is closed (default: half the open-file limit).",
+            valueName: "n"))
     var maxConnections: Int?
 
     func validate() throws {
@@ -62,10 +68,10 @@ extension VerifyPipeline {
         static let configuration = CommandConfiguration(
             abstract: "Serve the operator's view of the store: a live dashboard, the JSON API, Prometheus metrics and health checks.",
             discussion: """
-            GET / (dashboard), /transactions/ID (one transaction and its history), /api/transactions?state=&search=&limit=&after= \
-            and /api/transactions/ID (the JSON of `status --json`), /api/overview, /metrics (Prometheus text), /healthz, \
-            /readyz (the store answers). Pages show which keys a document has, never their values. Runs until SIGINT or SIGTERM.
-            """
+                GET / (dashboard), /transactions/ID (one transaction and its history), /api/transactions?state=&search=&limit=&after= \
+                and /api/transactions/ID (the JSON of `status --json`), /api/overview, /metrics (Prometheus text), /healthz, \
+                /readyz (the store answers). Pages show which keys a document has, never their values. Runs until SIGINT or SIGTERM.
+                """
         )
 
         @Option(help: ArgumentHelp("The address to listen on, HOST:PORT (port 0 picks a free one).", valueName: "host:port"))
@@ -90,12 +96,16 @@ extension VerifyPipeline {
             let logger = serveLogger
             let location = try StoreLocation.resolve(option: store.url).description
             try await store.withStore(create: false, encryption: try store.anyStore(), logger: logger) { store in
-                let server = try OperatorServer.make(.all, store: store, bind: address, token: token, logger: logger,
-                                                     limits: listen.limits) { port in
+                let server = try OperatorServer.make(
+                    .all, store: store, bind: address, token: token, logger: logger,
+                    limits: listen.limits
+                ) { port in
                     ListenOptions.announce("serving \(location)", address, port: port)
                 }
-                let group = ServiceGroup(configuration: .init(services: [.init(service: server)],
-                                                              gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                let group = ServiceGroup(
+                    configuration: .init(
+                        services: [.init(service: server)],
+                        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
                 do {
                     try await group.run()
                 } catch {

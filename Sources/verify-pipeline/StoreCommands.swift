@@ -19,11 +19,11 @@ extension VerifyPipeline.StoreCommand {
         static let configuration = CommandConfiguration(
             abstract: "Apply the pipeline's retention policy now.",
             discussion: """
-            Removes the document fields, verification code and Protect payload of the finished transactions (COMPLETED, \
-            or expired with nothing waiting to be submitted) that the pipeline's `retention` selects; their statuses and \
-            history stay, and the purge is added to the history. Prints the purged transaction ids; a SQLite store is \
-            vacuumed afterwards so the purged bytes leave the file.
-            """
+                Removes the document fields, verification code and Protect payload of the finished transactions (COMPLETED, \
+                or expired with nothing waiting to be submitted) that the pipeline's `retention` selects; their statuses and \
+                history stay, and the purge is added to the history. Prints the purged transaction ids; a SQLite store is \
+                vacuumed afterwards so the purged bytes leave the file.
+                """
         )
 
         @Option(help: ArgumentHelp("The pipeline file whose `retention` section applies.", valueName: "file"))
@@ -45,7 +45,8 @@ extension VerifyPipeline.StoreCommand {
             }
             for id in outcome.transactions { print(id.escapingControls) }
             let verb = dryRun ? "would purge" : "purged"
-            CommandOutput.standardError("""
+            CommandOutput.standardError(
+                """
                 verify-pipeline: \(verb) the identity data of \(outcome.transactions.count) transactions (\(outcome.documents) documents) \
                 under \(retention.label)\(dryRun ? "; nothing was changed" : "")\n
                 """)
@@ -56,18 +57,20 @@ extension VerifyPipeline.StoreCommand {
         static let configuration = CommandConfiguration(
             abstract: "Encrypt a store written in clear, in place.",
             discussion: """
-            Seals every document's fields, verification code and Protect payload under a new data key wrapped by the \
-            key-encryption key in --key-env's variable (VERIFY_PIPELINE_STORE_KEY by default), in one database \
-            transaction; a SQLite store is then vacuumed so the clear bytes leave the file. Stop the processes using \
-            the store first.
-            """
+                Seals every document's fields, verification code and Protect payload under a new data key wrapped by the \
+                key-encryption key in --key-env's variable (VERIFY_PIPELINE_STORE_KEY by default), in one database \
+                transaction; a SQLite store is then vacuumed so the clear bytes leave the file. Stop the processes using \
+                the store first.
+                """
         )
 
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
             guard let key = try store.key() else {
-                throw CommandFailure("store encrypt needs a key-encryption key: set \(store.keyEnv ?? KeyEncryptionKey.defaultVariable) (32 random bytes in base64: openssl rand -base64 32)")
+                throw CommandFailure(
+                    "store encrypt needs a key-encryption key: set \(store.keyEnv ?? KeyEncryptionKey.defaultVariable) (32 random bytes in base64: openssl rand -base64 32)"
+                )
             }
             let location = try StoreLocation.resolve(option: store.url).description
             let sealed = try await store.withStore(create: false, encryption: .ifEncrypted(key)) { store -> Int? in
@@ -78,7 +81,8 @@ extension VerifyPipeline.StoreCommand {
                 CommandOutput.standardError("verify-pipeline: \(location) is encrypted already; nothing was changed\n")
                 return
             }
-            CommandOutput.standardError("verify-pipeline: sealed \(sealed) values of \(location) under a data key wrapped by the key in \(key.variable)\n")
+            CommandOutput.standardError(
+                "verify-pipeline: sealed \(sealed) values of \(location) under a data key wrapped by the key in \(key.variable)\n")
         }
     }
 
@@ -87,15 +91,16 @@ extension VerifyPipeline.StoreCommand {
             commandName: "rotate-key",
             abstract: "Replace the store's data key, under a new key-encryption key.",
             discussion: """
-            Opens the store with the key in --key-env's variable (VERIFY_PIPELINE_STORE_KEY by default), makes a new \
-            data key wrapped by the key in --new-key-env's variable, and seals every value again under it in one \
-            database transaction; the tables are then rewritten so that the old values and wrapping leave their files. \
-            The old key opens nothing of the store afterwards. Stop the processes using the store first: PostgreSQL \
-            refuses while another session is connected; on SQLite a process still running has its next write refused.
-            """
+                Opens the store with the key in --key-env's variable (VERIFY_PIPELINE_STORE_KEY by default), makes a new \
+                data key wrapped by the key in --new-key-env's variable, and seals every value again under it in one \
+                database transaction; the tables are then rewritten so that the old values and wrapping leave their files. \
+                The old key opens nothing of the store afterwards. Stop the processes using the store first: PostgreSQL \
+                refuses while another session is connected; on SQLite a process still running has its next write refused.
+                """
         )
 
-        @Option(name: .customLong("new-key-env"), help: ArgumentHelp("The environment variable holding the new key-encryption key.", valueName: "name"))
+        @Option(
+            name: .customLong("new-key-env"), help: ArgumentHelp("The environment variable holding the new key-encryption key.", valueName: "name"))
         var newKeyEnv: String
 
         @OptionGroup var store: StoreOptions
@@ -124,10 +129,13 @@ extension VerifyPipeline.StoreCommand {
                 return try await store.rotateKey(to: newKey, at: Date())
             }
             // What the old key can still open differs by backend (docs/SECURITY.md): said as it is.
-            let remains = location.hasPrefix("postgres")
+            let remains =
+                location.hasPrefix("postgres")
                 ? "the key in \(oldKey.variable) opens none of them; the server's WAL not yet recycled, archives, replicas and backups taken before still hold the old values and wrapping"
                 : "the key in \(oldKey.variable) opens none of them; backups taken before still hold the old values and wrapping"
-            CommandOutput.standardError("verify-pipeline: sealed \(sealed) values of \(location) again under a new data key wrapped by the key in \(newKey.variable); \(remains)\n")
+            CommandOutput.standardError(
+                "verify-pipeline: sealed \(sealed) values of \(location) again under a new data key wrapped by the key in \(newKey.variable); \(remains)\n"
+            )
         }
     }
 }

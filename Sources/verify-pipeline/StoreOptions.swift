@@ -7,14 +7,18 @@ import WorkQueues
 
 /// The `--store` option shared by every command that uses the store.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .customLong("store"), help: ArgumentHelp(
-        "Where transactions are kept: sqlite:PATH (default ./verify-pipeline.sqlite, or $VERIFY_PIPELINE_STORE).",
-        valueName: "url"))
+    @Option(
+        name: .customLong("store"),
+        help: ArgumentHelp(
+            "Where transactions are kept: sqlite:PATH (default ./verify-pipeline.sqlite, or $VERIFY_PIPELINE_STORE).",
+            valueName: "url"))
     var url: String?
 
-    @Option(name: .customLong("key-env"), help: ArgumentHelp(
-        "The environment variable holding the store's key-encryption key (default: the pipeline's store.encryption.keyEnv, else VERIFY_PIPELINE_STORE_KEY). The key itself is never an argument.",
-        valueName: "name"))
+    @Option(
+        name: .customLong("key-env"),
+        help: ArgumentHelp(
+            "The environment variable holding the store's key-encryption key (default: the pipeline's store.encryption.keyEnv, else VERIFY_PIPELINE_STORE_KEY). The key itself is never an argument.",
+            valueName: "name"))
     var keyEnv: String?
 
     func validate() throws {
@@ -39,8 +43,10 @@ struct StoreOptions: ParsableArguments {
     func anyStore() throws -> StoreEncryption { .ifEncrypted(try key()) }
 
     /// Runs `body` with the store open; a store that cannot be opened is the spec's exit 2 with a one-line reason.
-    func withStore<T: Sendable>(create: Bool, encryption: StoreEncryption, logger: Logger = Logger(label: "verify-pipeline"),
-                                _ body: @escaping @Sendable (any TransactionStore) async throws -> T) async throws -> T {
+    func withStore<T: Sendable>(
+        create: Bool, encryption: StoreEncryption, logger: Logger = Logger(label: "verify-pipeline"),
+        _ body: @escaping @Sendable (any TransactionStore) async throws -> T
+    ) async throws -> T {
         do {
             return try await StoreLocation.resolve(option: url).withStore(create: create, encryption: encryption, logger: logger, body)
         } catch let error as StoreError {
@@ -51,8 +57,10 @@ struct StoreOptions: ParsableArguments {
 
 extension StoreOptions {
     /// Runs `body` with the store and its work queue open; a store without one (SQLite) is a configuration error.
-    func withWorkQueue<T: Sendable>(create: Bool, encryption: StoreEncryption, logger: Logger,
-                                    _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T) async throws -> T {
+    func withWorkQueue<T: Sendable>(
+        create: Bool, encryption: StoreEncryption, logger: Logger,
+        _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T
+    ) async throws -> T {
         do {
             return try await StoreLocation.resolve(option: url).withWorkQueue(create: create, encryption: encryption, logger: logger, body)
         } catch let error as StoreError {

@@ -90,20 +90,22 @@ struct BarcodeScannerTests {
 @Suite("Payload bytes to text when the decoder does not say their charset")
 struct PayloadTextTests {
     /// The bytes are written out here (Python's codecs made them), the text is what a reader must show.
-    @Test("each charset case gives its exact text", arguments: [
-        ([0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA, 0x83, 0x65, 0x83, 0x4C, 0x83, 0x58, 0x83, 0x67], "日本語テキスト"),   // Shift-JIS
-        ([0xD6, 0xD0, 0xCE, 0xC4, 0xCE, 0xC4, 0xB1, 0xBE, 0xB2, 0xE2, 0xCA, 0xD4], "中文文本测试"),               // GB2312
-        ([0x63, 0x61, 0x66, 0xE9, 0x20, 0x63, 0x72, 0xE8, 0x6D, 0x65], "café crème"),                         // ISO-8859-1
-        ([0x47, 0x72, 0xC3, 0xBC, 0xC3, 0x9F, 0x65], "Grüße"),                                               // UTF-8
-        (Array("@\n\u{1e}\rANSI 636014".utf8), "@\n\u{1e}\rANSI 636014"),                                  // ASCII with controls
-        // Half-width katakana from a Japanese phone, whose bytes also pair up as GB2312 (棉晦… before): the voiced
-        // marks after the kana that take them say Japanese.
-        ([0x2A, 0xC0, 0xDE, 0xCC, 0xDE, 0x51, 0x52, 0x2A], "*ﾀﾞﾌﾞQR*"),                                        // Shift-JIS
-        ([0xB6, 0xDE, 0xB2, 0xC4, 0xDE], "ｶﾞｲﾄﾞ"),                                                             // Shift-JIS
-        // 0x5C in Shift-JIS text is JIS X 0201's yen sign; in ASCII text it stays a backslash.
-        ([0xC0, 0xDE, 0x5C, 0x31, 0x30, 0x30], "ﾀﾞ¥100"),                                                      // Shift-JIS
-        (Array("C:\\path".utf8), "C:\\path"),                                                                 // ASCII
-    ] as [([UInt8], String)])
+    @Test(
+        "each charset case gives its exact text",
+        arguments: [
+            ([0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA, 0x83, 0x65, 0x83, 0x4C, 0x83, 0x58, 0x83, 0x67], "日本語テキスト"),  // Shift-JIS
+            ([0xD6, 0xD0, 0xCE, 0xC4, 0xCE, 0xC4, 0xB1, 0xBE, 0xB2, 0xE2, 0xCA, 0xD4], "中文文本测试"),  // GB2312
+            ([0x63, 0x61, 0x66, 0xE9, 0x20, 0x63, 0x72, 0xE8, 0x6D, 0x65], "café crème"),  // ISO-8859-1
+            ([0x47, 0x72, 0xC3, 0xBC, 0xC3, 0x9F, 0x65], "Grüße"),  // UTF-8
+            (Array("@\n\u{1e}\rANSI 636014".utf8), "@\n\u{1e}\rANSI 636014"),  // ASCII with controls
+            // Half-width katakana from a Japanese phone, whose bytes also pair up as GB2312 (棉晦… before): the voiced
+            // marks after the kana that take them say Japanese.
+            ([0x2A, 0xC0, 0xDE, 0xCC, 0xDE, 0x51, 0x52, 0x2A], "*ﾀﾞﾌﾞQR*"),  // Shift-JIS
+            ([0xB6, 0xDE, 0xB2, 0xC4, 0xDE], "ｶﾞｲﾄﾞ"),  // Shift-JIS
+            // 0x5C in Shift-JIS text is JIS X 0201's yen sign; in ASCII text it stays a backslash.
+            ([0xC0, 0xDE, 0x5C, 0x31, 0x30, 0x30], "ﾀﾞ¥100"),  // Shift-JIS
+            (Array("C:\\path".utf8), "C:\\path")  // ASCII
+        ] as [([UInt8], String)])
     func charset(bytes: [UInt8], text: String) {
         #expect(PayloadText.text(bytes) == text)
     }

@@ -51,8 +51,9 @@ struct ImageDecoderTests {
     @Test("matches the reference decode", arguments: FixtureManifest.shared.decodes)
     func matchesReference(_ fixture: FixtureManifest.Decode) throws {
         let decoder = ImageDecoder()
-        let image = try decoder.decode(try FixtureManifest.bytes(fixture.file),
-                                       targetPixels: fixture.targetPixels == 0 ? nil : fixture.targetPixels)
+        let image = try decoder.decode(
+            try FixtureManifest.bytes(fixture.file),
+            targetPixels: fixture.targetPixels == 0 ? nil : fixture.targetPixels)
         let reference = try readPGM(try FixtureManifest.bytes(fixture.reference))
         #expect(image.width == fixture.width)
         #expect(image.height == fixture.height)
@@ -66,9 +67,13 @@ struct ImageDecoderTests {
 
     @Test("halving averages each 2×2 block, rounding half up, and drops an odd last row and column")
     func halved() {
-        let image = GrayImage(width: 5, height: 3, pixels: [0, 1, 10, 20, 99,
-                                                            2, 3, 30, 41, 99,
-                                                            99, 99, 99, 99, 99])
+        let image = GrayImage(
+            width: 5, height: 3,
+            pixels: [
+                0, 1, 10, 20, 99,
+                2, 3, 30, 41, 99,
+                99, 99, 99, 99, 99
+            ])
         let half = image.halved()
         #expect(half.width == 2 && half.height == 1)
         #expect(half.pixels == [2, 25])
@@ -83,10 +88,13 @@ struct ImageDecoderTests {
         let blurred = GrayImage(width: 5, height: 4, pixels: pixels).boxBlurred(radius: 1)
         #expect(blurred.width == 5 && blurred.height == 4)
         // Its 3×3 neighbourhood holds it once: (8 × 255 + 0) / 9 = 226.67, rounded to 227; farther pixels stay white.
-        #expect(blurred.pixels == [255, 255, 255, 255, 255,
-                                   255, 227, 227, 227, 255,
-                                   255, 227, 227, 227, 255,
-                                   255, 227, 227, 227, 255])
+        #expect(
+            blurred.pixels == [
+                255, 255, 255, 255, 255,
+                255, 227, 227, 227, 255,
+                255, 227, 227, 227, 255,
+                255, 227, 227, 227, 255
+            ])
     }
 
     @Test("a reduced JPEG decode remembers the declared size")
@@ -123,7 +131,7 @@ struct CorruptInputTests {
         "hostile-many-scans.jpg": .tooCostly,
         "corrupt-truncated.webp": .corrupt,
         "corrupt-huge-header.webp": .tooLarge,
-        "corrupt-animated.webp": .corrupt,
+        "corrupt-animated.webp": .corrupt
     ]
 
     @Test("every corrupt fixture has an expected reason")

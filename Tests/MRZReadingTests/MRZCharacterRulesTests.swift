@@ -34,9 +34,11 @@ struct MRZCharacterRulesTests {
 
     static func at(_ line: Int, _ index: Int) -> MRZCharacterRules.Position { .init(line: line, index: index) }
 
-    @Test("a letter look-alike in a digits-only field (a date) is read as the digit", arguments: [
-        ("O", "0"), ("I", "1"), ("Z", "2"), ("S", "5"), ("B", "8"),
-    ] as [(Character, Character)])
+    @Test(
+        "a letter look-alike in a digits-only field (a date) is read as the digit",
+        arguments: [
+            ("O", "0"), ("I", "1"), ("Z", "2"), ("S", "5"), ("B", "8")
+        ] as [(Character, Character)])
     func digitsOnly(letter: Character, digit: Character) throws {
         // A cell of the birth date (740812) or expiry date (120415) holding `digit` looks more like `letter`.
         let line2 = Array(Self.specimen[1])
@@ -46,9 +48,11 @@ struct MRZCharacterRulesTests {
         #expect(mrz.dateOfBirth == "1974-08-12" && mrz.dateOfExpiry == "2012-04-15")
     }
 
-    @Test("a digit look-alike in a letters-only field (names, countries) is read as the letter", arguments: [
-        ("0", "O"), ("1", "I"), ("2", "Z"), ("5", "S"), ("8", "B"),
-    ] as [(Character, Character)])
+    @Test(
+        "a digit look-alike in a letters-only field (names, countries) is read as the letter",
+        arguments: [
+            ("0", "O"), ("1", "I"), ("2", "Z"), ("5", "S"), ("8", "B")
+        ] as [(Character, Character)])
     func lettersOnly(digit: Character, letter: Character) throws {
         // ERIKSSON's first S (line 1, position 9) looks like a 5, or whichever digit is tried.
         let mrz = try Self.read([Self.at(0, 9): Self.cell(digit, letter, gap: 0.3)]).get()
@@ -56,10 +60,12 @@ struct MRZCharacterRulesTests {
         if letter == "S" { #expect(mrz.primaryIdentifier == "ERIKSSON") }
     }
 
-    @Test("in a document number, which takes both, the check digit chooses", arguments: [
-        (0, "B", "8"), (1, "8", "B"), (2, "Z", "2"), (3, "2", "Z"), (4, "O", "0"), (5, "0", "O"), (6, "I", "1"),
-        (7, "1", "I"), (8, "S", "5"),
-    ] as [(Int, Character, Character)])
+    @Test(
+        "in a document number, which takes both, the check digit chooses",
+        arguments: [
+            (0, "B", "8"), (1, "8", "B"), (2, "Z", "2"), (3, "2", "Z"), (4, "O", "0"), (5, "0", "O"), (6, "I", "1"),
+            (7, "1", "I"), (8, "S", "5")
+        ] as [(Int, Character, Character)])
     func checkDigitChooses(index: Int, printed: Character, misread: Character) throws {
         // The cell is read as `misread` by a little (0.4 of what separates the two templates: 0.04 for 0/O, 0.09 for
         // 5/S); the printed character is a close second.
@@ -138,9 +144,11 @@ struct MRZCharacterRulesTests {
         #expect(error.field == "documentNumber")
     }
 
-    @Test("state codes are kept as read, never snapped to the closest known state", arguments: [
-        ("INP", "INP"), ("BDR", "BDR"), ("COU", "COU"), ("SI<", "SI<"),
-    ])
+    @Test(
+        "state codes are kept as read, never snapped to the closest known state",
+        arguments: [
+            ("INP", "INP"), ("BDR", "BDR"), ("COU", "COU"), ("SI<", "SI<")
+        ])
     func statesKept(printed: String, expected: String) {
         var lines = [Array("P<" + printed + "ERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<"), Array(Self.specimen[1])]
         let scores = lines.map { $0.map { Self.cell($0) } }

@@ -27,8 +27,10 @@ enum MRZFixtures {
 
 @Suite("Reading the MRZ from a page's image")
 struct MRZImageReaderTests {
-    @Test("each specimen page, card, tilt and rotation reads exactly as printed", arguments: MRZFixtures.manifest
-        .filter { !$0.value.lines.isEmpty && !$0.key.contains("bad-check-digit") }.keys.sorted())
+    @Test(
+        "each specimen page, card, tilt and rotation reads exactly as printed",
+        arguments: MRZFixtures.manifest
+            .filter { !$0.value.lines.isEmpty && !$0.key.contains("bad-check-digit") }.keys.sorted())
     func readsAsPrinted(name: String) throws {
         guard case .read(let reading) = try MRZFixtures.read(name) else {
             Issue.record("\(name): no reading")
@@ -93,8 +95,11 @@ struct MRZImageReaderTests {
             Issue.record("no reading")
             return
         }
-        #expect(Set(reading.confidence.keys) == ["documentCode", "issuingState", "name", "documentNumber", "nationality",
-                                                 "dateOfBirth", "sex", "dateOfExpiry", "personalIdNumber", "composite"])
+        #expect(
+            Set(reading.confidence.keys) == [
+                "documentCode", "issuingState", "name", "documentNumber", "nationality",
+                "dateOfBirth", "sex", "dateOfExpiry", "personalIdNumber", "composite"
+            ])
         // A clean specimen: every field's weakest character well ahead of the next, nothing mended, UTO listed.
         #expect(reading.confidence.values.allSatisfy { $0.score > 0.8 && $0.margin > 0.02 }, "\(reading.confidence)")
         #expect(reading.repairs.isEmpty && reading.unknownStates.isEmpty)

@@ -17,8 +17,9 @@ struct DecodeStageTests {
         return job
     }
 
-    let stage = DecodeStage(scanner: BarcodeScanner.Configuration(symbologies: [.qrCode, .pdf417], decoder: .init(maxPixels: 100_000_000)),
-                            allowedPaths: FileConfinement(directories: []))
+    let stage = DecodeStage(
+        scanner: BarcodeScanner.Configuration(symbologies: [.qrCode, .pdf417], decoder: .init(maxPixels: 100_000_000)),
+        allowedPaths: FileConfinement(directories: []))
 
     @Test("every image is decoded once, its bytes kept as they came, its size recorded for Protect")
     func decodes() throws {

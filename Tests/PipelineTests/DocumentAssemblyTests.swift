@@ -78,7 +78,10 @@ struct DocumentAssemblyTests {
             try DocumentAssembly(configuration: accepting, today: Self.today)
                 .fields(for: item(mrz: nil, captured: DocumentFields([.barcode: "1D-CODE-0042"])))
         }
-        #expect(alone?.message == "government id: no family name, date of birth, document number or date of expiry could be read from any source (no MRZ, PDF417, AAMVA barcode text or captured identity)")
+        #expect(
+            alone?.message
+                == "government id: no family name, date of birth, document number or date of expiry could be read from any source (no MRZ, PDF417, AAMVA barcode text or captured identity)"
+        )
         // A header over a broken record is a capture error naming the barcode, never quoting it.
         let broken = #expect(throws: DocumentFailure.self) {
             try assembly.fields(for: item(mrz: nil, captured: DocumentFields([.barcode: "@\n\u{1E}\rANSI 63601X"])))
@@ -99,7 +102,7 @@ struct DocumentAssemblyTests {
 
     @Test("an expired identity document fails when failExpiredId is set, and passes when it is not")
     func expiredDocument() throws {
-        let later = Date(timeIntervalSince1970: 2_100_000_000) // 2036
+        let later = Date(timeIntervalSince1970: 2_100_000_000)  // 2036
         let error = #expect(throws: DocumentFailure.self) {
             try DocumentAssembly(configuration: PipelineConfiguration(), today: later).fields(for: item())
         }

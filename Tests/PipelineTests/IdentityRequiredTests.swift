@@ -123,7 +123,10 @@ struct IdentityRequiredTests {
         let document = ScannedDocument(job: job, transaction: .named("t"), images: [:], capture: .init())
         let assembled = try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today).assemble(document)
         #expect(assembled.fields[.country] == "INP")
-        #expect(assembled.warnings == ["MRZ documentNumber: 1 look-alike(s) changed",
-                                       "MRZ issuingState is not a code ICAO 9303 lists: kept as read"])
+        #expect(
+            assembled.warnings == [
+                "MRZ documentNumber: 1 look-alike(s) changed",
+                "MRZ issuingState is not a code ICAO 9303 lists: kept as read"
+            ])
     }
 }

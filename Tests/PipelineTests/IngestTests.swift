@@ -13,24 +13,33 @@ struct IngestTests {
         return nil
     }
 
-    @Test("each malformed line gets its own code and a message naming what is wrong", arguments: [
-        ("{not json", "invalidKeyMap", "line 3 is not a JSON object"),
-        (#"["an", "array"]"#, "invalidKeyMap", "line 3 is not a JSON object"),
-        (#"{"id": 5, "type": "EMAIL"}"#, "invalidKeyMap", "'id' must be a non-empty string"),
-        (#"{"type": "EMAIL", "colour": "red"}"#, "invalidKeyMap", "'colour' is not a known key"),
-        (#"{"qr": "x"}"#, "missingDocumentType", "the line has no 'type'"),
-        (#"{"type": "PASSPORT", "qr": "x"}"#, "missingDocumentType", "'PASSPORT' is not a document type (GOVERNMENT_ID, SELFIE, EMAIL, PHONE, VOICE)"),
-        // Names that are not short and plain are told by their length only: no escape sequence, value or megabyte echoed.
-        (#"{"type": "EMAIL", "\u001b[2J": "x"}"#, "invalidKeyMap", "a name of 4 bytes is not a known key"),
-        (#"{"type": "ANNA MARIA ERIKSSON", "qr": "x"}"#, "missingDocumentType",
-         "a name of 19 bytes is not a document type (GOVERNMENT_ID, SELFIE, EMAIL, PHONE, VOICE)"),
-        (#"{"type": "EMAIL", "transactionId": "t", "fields": {"\#(String(repeating: "k", count: 65))": "v"}}"#, "invalidKeyMap",
-         "fields: a name of 65 bytes is not a document key with a string value"),
-        (#"{"type": "EMAIL", "email": "a@example.com"}"#, "initiateDocumentTransactionError", "the line has neither 'qr' nor 'transactionId'"),
-        (#"{"type": "EMAIL", "qr": "not a url"}"#, "invalidQR", nil),
-        (#"{"type": "SELFIE", "transactionId": "t", "selfie": "***"}"#, "documentCaptureError", "'selfie' is not valid base64"),
-        (#"{"type": "EMAIL", "transactionId": "t"}"#, "noDocumentToSubmitError", "the line carries no document data"),
-    ])
+    @Test(
+        "each malformed line gets its own code and a message naming what is wrong",
+        arguments: [
+            ("{not json", "invalidKeyMap", "line 3 is not a JSON object"),
+            (#"["an", "array"]"#, "invalidKeyMap", "line 3 is not a JSON object"),
+            (#"{"id": 5, "type": "EMAIL"}"#, "invalidKeyMap", "'id' must be a non-empty string"),
+            (#"{"type": "EMAIL", "colour": "red"}"#, "invalidKeyMap", "'colour' is not a known key"),
+            (#"{"qr": "x"}"#, "missingDocumentType", "the line has no 'type'"),
+            (
+                #"{"type": "PASSPORT", "qr": "x"}"#, "missingDocumentType",
+                "'PASSPORT' is not a document type (GOVERNMENT_ID, SELFIE, EMAIL, PHONE, VOICE)"
+            ),
+            // Names that are not short and plain are told by their length only: no escape sequence, value or megabyte echoed.
+            (#"{"type": "EMAIL", "\u001b[2J": "x"}"#, "invalidKeyMap", "a name of 4 bytes is not a known key"),
+            (
+                #"{"type": "ANNA MARIA ERIKSSON", "qr": "x"}"#, "missingDocumentType",
+                "a name of 19 bytes is not a document type (GOVERNMENT_ID, SELFIE, EMAIL, PHONE, VOICE)"
+            ),
+            (
+                #"{"type": "EMAIL", "transactionId": "t", "fields": {"\#(String(repeating: "k", count: 65))": "v"}}"#, "invalidKeyMap",
+                "fields: a name of 65 bytes is not a document key with a string value"
+            ),
+            (#"{"type": "EMAIL", "email": "a@example.com"}"#, "initiateDocumentTransactionError", "the line has neither 'qr' nor 'transactionId'"),
+            (#"{"type": "EMAIL", "qr": "not a url"}"#, "invalidQR", nil),
+            (#"{"type": "SELFIE", "transactionId": "t", "selfie": "***"}"#, "documentCaptureError", "'selfie' is not valid base64"),
+            (#"{"type": "EMAIL", "transactionId": "t"}"#, "noDocumentToSubmitError", "the line carries no document data")
+        ])
     func refused(_ line: String, code: String, message: String?) {
         let failure = failure(line)
         #expect(failure?.code.rawValue == code, "\(line)")
@@ -39,7 +48,8 @@ struct IngestTests {
 
     @Test("a good line becomes a job: its id, type, transaction, images and captured fields")
     func accepted() throws {
-        let line = #"{"id":"d1","qr":"\#(Self.qr)","type":"GOVERNMENT_ID","frontImage":"AQID","backImagePath":"/x/back.png","mrz":"M","fields":{"firstName":"ANNA"}}"#
+        let line =
+            #"{"id":"d1","qr":"\#(Self.qr)","type":"GOVERNMENT_ID","frontImage":"AQID","backImagePath":"/x/back.png","mrz":"M","fields":{"firstName":"ANNA"}}"#
         guard case .success(let job) = StreamLine.parse(line, number: 7) else {
             Issue.record("refused: \(line)")
             return
@@ -77,14 +87,15 @@ struct IngestTests {
             case .failure(let failure): "\(failure.input.sequence) \(failure.input.inputId ?? "") \(failure.failure.code.rawValue)"
             }
         }
-        #expect(summary == [
-            "0 a/EMAIL ok a",
-            "1 a/PHONE ok a",
-            "2 b/EMAIL initiateDocumentTransactionError",
-            "3 c noDocumentToSubmitError",
-            "4 anna/GOVERNMENT_ID ok .",
-            "5 anna/SELFIE ok .",
-        ])
+        #expect(
+            summary == [
+                "0 a/EMAIL ok a",
+                "1 a/PHONE ok a",
+                "2 b/EMAIL initiateDocumentTransactionError",
+                "3 c noDocumentToSubmitError",
+                "4 anna/GOVERNMENT_ID ok .",
+                "5 anna/SELFIE ok ."
+            ])
         if case .success(let job) = results[4], case .qrImage(_, let candidates) = job.identity {
             #expect(candidates.map { URL(fileURLWithPath: $0).lastPathComponent } == ["anna-front.jpg", "anna-selfie.png"])
         } else {

@@ -15,7 +15,7 @@ struct Scratch: ~Copyable {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     }
 
-    deinit { try? FileManager.default.removeItem(at: root) } // a leftover temporary folder is harmless
+    deinit { try? FileManager.default.removeItem(at: root) }  // a leftover temporary folder is harmless
 
     @discardableResult
     func write(_ path: String, _ bytes: [UInt8]) throws -> URL {
@@ -45,8 +45,9 @@ struct InputTrustTests {
     static func decode(_ path: String, allowed: [String]) -> Result<DecodedDocument, DocumentFailure> {
         var job = DocumentJob(sequence: 1, source: "stdin:1", type: .selfie, identity: .known("t-1"))
         job.images[.selfie] = .named(path, key: "selfiePath")
-        let stage = DecodeStage(scanner: BarcodeScanner.Configuration(symbologies: [.qrCode], decoder: .init()),
-                                allowedPaths: FileConfinement(directories: allowed))
+        let stage = DecodeStage(
+            scanner: BarcodeScanner.Configuration(symbologies: [.qrCode], decoder: .init()),
+            allowedPaths: FileConfinement(directories: allowed))
         do {
             return .success(try stage(job))
         } catch {
@@ -63,9 +64,11 @@ struct InputTrustTests {
         try scratch.link("allowed/escape.jpg", to: scratch.path("elsewhere/private.jpg"))
         try FileManager.default.createDirectory(atPath: scratch.path("allowed/folder.jpg"), withIntermediateDirectories: true)
         let allowed = [scratch.path("allowed")]
-        let refused = ["/etc/shadow", "/etc/passwd", scratch.path("elsewhere/private.jpg"), scratch.path("allowed/missing.jpg"),
-                       scratch.path("allowed/folder.jpg"), scratch.path("allowed/notes.jpg"), scratch.path("allowed/escape.jpg"),
-                       scratch.path("allowed/../elsewhere/private.jpg"), scratch.path("allowed") + "/", "/dev/zero"]
+        let refused = [
+            "/etc/shadow", "/etc/passwd", scratch.path("elsewhere/private.jpg"), scratch.path("allowed/missing.jpg"),
+            scratch.path("allowed/folder.jpg"), scratch.path("allowed/notes.jpg"), scratch.path("allowed/escape.jpg"),
+            scratch.path("allowed/../elsewhere/private.jpg"), scratch.path("allowed") + "/", "/dev/zero"
+        ]
         for path in refused {
             guard case .failure(let failure) = Self.decode(path, allowed: allowed) else {
                 Issue.record("\(path) was read")
@@ -92,7 +95,10 @@ struct InputTrustTests {
                 Issue.record("\(path) was read")
                 continue
             }
-            #expect(failure.message == "'selfiePath' names a file, and no directory is allowed: give --allow-path DIR or ingest.allowedPaths, or send the image inline")
+            #expect(
+                failure.message
+                    == "'selfiePath' names a file, and no directory is allowed: give --allow-path DIR or ingest.allowedPaths, or send the image inline"
+            )
         }
     }
 
@@ -120,23 +126,27 @@ struct InputTrustTests {
         try scratch.link("batch/c", to: scratch.path("outside/txn"))
         try scratch.write("batch/d/qr.txt", Self.qr)
         try scratch.write("batch/d/selfie.jpg", "inside")
-        try scratch.link("batch/d/front.jpg", to: "selfie.jpg") // a symlink that stays inside is fine
+        try scratch.link("batch/d/front.jpg", to: "selfie.jpg")  // a symlink that stays inside is fine
         try scratch.link("batch/loose-front.jpg", to: scratch.path("outside/secret.jpg"))
 
         let results = try FolderIngest(root: URL(fileURLWithPath: scratch.path("batch"))).jobs()
-        #expect(Self.summary(results) == [
-            "a/GOVERNMENT_ID documentCaptureError: a/front.jpg resolves outside the batch folder",
-            "a/SELFIE ok",
-            "b/GOVERNMENT_ID documentCaptureError: b/mrz.txt resolves outside the batch folder",
-            "b/EMAIL ok",
-            "c documentCaptureError: c resolves outside the batch folder",
-            "d/GOVERNMENT_ID ok",
-            "d/SELFIE ok",
-            "loose/GOVERNMENT_ID documentCaptureError: loose-front.jpg resolves outside the batch folder",
-        ])
+        #expect(
+            Self.summary(results) == [
+                "a/GOVERNMENT_ID documentCaptureError: a/front.jpg resolves outside the batch folder",
+                "a/SELFIE ok",
+                "b/GOVERNMENT_ID documentCaptureError: b/mrz.txt resolves outside the batch folder",
+                "b/EMAIL ok",
+                "c documentCaptureError: c resolves outside the batch folder",
+                "d/GOVERNMENT_ID ok",
+                "d/SELFIE ok",
+                "loose/GOVERNMENT_ID documentCaptureError: loose-front.jpg resolves outside the batch folder"
+            ])
         // What the jobs read is the resolved file, inside the folder.
         let front = results.compactMap { try? $0.get() }.first { $0.inputId == "d/GOVERNMENT_ID" }?.images[.front]
-        guard case .file(let path) = front else { Issue.record("d's front: \(String(describing: front))"); return }
+        guard case .file(let path) = front else {
+            Issue.record("d's front: \(String(describing: front))")
+            return
+        }
         #expect(path == FileConfinement.resolve(scratch.path("batch/d/selfie.jpg")))
     }
 
@@ -148,9 +158,14 @@ struct InputTrustTests {
         try scratch.write("batch/a/selfie.jpg", try Self.selfie)
         let results = try FolderIngest(root: URL(fileURLWithPath: scratch.path("batch"))).jobs()
         guard let job = results.compactMap({ try? $0.get() }).first(where: { $0.inputId == "a/SELFIE" }),
-              case .file(let listed) = job.images[.selfie] else { Issue.record("no selfie job: \(results)"); return }
-        let stage = DecodeStage(scanner: BarcodeScanner.Configuration(symbologies: [.qrCode], decoder: .init()),
-                                allowedPaths: FileConfinement(directories: []))
+            case .file(let listed) = job.images[.selfie]
+        else {
+            Issue.record("no selfie job: \(results)")
+            return
+        }
+        let stage = DecodeStage(
+            scanner: BarcodeScanner.Configuration(symbologies: [.qrCode], decoder: .init()),
+            allowedPaths: FileConfinement(directories: []))
         #expect((try? stage(job)) != nil, "before the swap the listed file decodes")
 
         // The attacker moves the folder away and leaves a symlink to a folder outside in its place.
@@ -177,12 +192,13 @@ struct InputTrustTests {
         try scratch.write("batch/c/qr.txt", Self.qr)
         try scratch.write("batch/c/fields.json", #"{"email": ""# + String(repeating: "a", count: 1 << 20) + #""}"#)
         let results = try FolderIngest(root: URL(fileURLWithPath: scratch.path("batch"))).jobs()
-        #expect(Self.summary(results) == [
-            "a/GOVERNMENT_ID documentCaptureError: a/mrz.txt: the file is larger than the limit of 1048576 bytes",
-            "a/SELFIE ok",
-            "b/SELFIE documentCaptureError: b/qr.txt: the file is larger than the limit of 1048576 bytes",
-            "c/fields.json documentCaptureError: c/fields.json: the file is larger than the limit of 1048576 bytes",
-        ])
+        #expect(
+            Self.summary(results) == [
+                "a/GOVERNMENT_ID documentCaptureError: a/mrz.txt: the file is larger than the limit of 1048576 bytes",
+                "a/SELFIE ok",
+                "b/SELFIE documentCaptureError: b/qr.txt: the file is larger than the limit of 1048576 bytes",
+                "c/fields.json documentCaptureError: c/fields.json: the file is larger than the limit of 1048576 bytes"
+            ])
     }
 
     @Test("a FIFO where a text file should be is refused at once, not waited on")
@@ -201,7 +217,10 @@ struct InputTrustTests {
         var object: [String: String] = ["id": "x", "type": "EMAIL", "transactionId": "t-1", "email": "a@example.com"]
         object[key] = big
         let line = String(decoding: try! JSONSerialization.data(withJSONObject: object), as: UTF8.self)
-        guard case .failure(let failure) = StreamLine.parse(line, number: 1) else { Issue.record("accepted"); return }
+        guard case .failure(let failure) = StreamLine.parse(line, number: 1) else {
+            Issue.record("accepted")
+            return
+        }
         #expect(failure.failure.code == .document(.documentCaptureError))
         #expect(failure.failure.message == "'\(key)' is \((1 << 20) + 1) bytes, more than the limit of 1048576")
     }
@@ -209,9 +228,15 @@ struct InputTrustTests {
     @Test("an inline image over the image file limit is refused before it is decoded")
     func largeInlineImage() {
         let line = #"{"type":"SELFIE","transactionId":"t-1","selfie":"\#(String(repeating: "QUFB", count: 400))"}"#
-        guard case .failure(let failure) = StreamLine.parse(line, number: 1, maxImageBytes: 1_000) else { Issue.record("accepted"); return }
+        guard case .failure(let failure) = StreamLine.parse(line, number: 1, maxImageBytes: 1_000) else {
+            Issue.record("accepted")
+            return
+        }
         #expect(failure.failure.code == .document(.documentCaptureError))
         #expect(failure.failure.message == "'selfie' holds more than the image limit of 1000 bytes")
-        guard case .success = StreamLine.parse(line, number: 1, maxImageBytes: 1_200) else { Issue.record("refused at its size"); return }
+        guard case .success = StreamLine.parse(line, number: 1, maxImageBytes: 1_200) else {
+            Issue.record("refused at its size")
+            return
+        }
     }
 }

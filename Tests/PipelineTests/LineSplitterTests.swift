@@ -32,14 +32,16 @@ struct LineSplitterTests {
     @Test("a line over the limit is counted and dropped as it streams past; the next line is read whole")
     func tooLong() async throws {
         let long = String(repeating: "x", count: 5_000)
-        #expect(try await lines("\(long)\nok\n\(long)", chunkSizes: [700], maxLineBytes: 1_000)
+        #expect(
+            try await lines("\(long)\nok\n\(long)", chunkSizes: [700], maxLineBytes: 1_000)
                 == [.tooLong(bytes: 5_000), .text("ok"), .tooLong(bytes: 5_000)])
     }
 
     @Test("a line over the limit that arrives whole in one chunk is refused too, the last one included")
     func tooLongInOneChunk() async throws {
         let long = String(repeating: "x", count: 1_001), limit = String(repeating: "y", count: 1_000)
-        #expect(try await lines("\(long)\n\(limit)\n\(long)", chunkSizes: [1 << 16], maxLineBytes: 1_000)
+        #expect(
+            try await lines("\(long)\n\(limit)\n\(long)", chunkSizes: [1 << 16], maxLineBytes: 1_000)
                 == [.tooLong(bytes: 1_001), .text(limit), .tooLong(bytes: 1_001)])
     }
 

@@ -72,12 +72,13 @@ struct RunnerTests {
             #"{"id":"a","qr":"\#(Self.qr("t-1"))","type":"EMAIL","email":"a@example.com"}"#,
             "{not json",
             #"{"id":"c","transactionId":"t-unknown","type":"EMAIL","email":"x@example.com"}"#,
-            #"{"id":"d","transactionId":"t-1","type":"PHONE","phone":"+1 555 0100"}"#,
+            #"{"id":"d","transactionId":"t-1","type":"PHONE","phone":"+1 555 0100"}"#
         ])
         let runner = PipelineRunner(configuration: Self.configuration, store: store, submitter: LocalSubmitter(), logger: Logger(label: "test"))
         let emitted = Emitted()
-        let summary = try await runner.run(.lines(fileDescriptor: input.fileHandleForReading.fileDescriptor), stop: StopSignal(),
-                                           emit: emitted.emit)
+        let summary = try await runner.run(
+            .lines(fileDescriptor: input.fileHandleForReading.fileDescriptor), stop: StopSignal(),
+            emit: emitted.emit)
         let outcomes = emitted.sorted
         #expect(outcomes.map(\.inputId) == ["a", "line-2", "c", "d"], "a line without its own id is named by its number")
         #expect(outcomes.map { $0.failure?.code.rawValue } == [nil, "invalidKeyMap", "initiateDocumentTransactionError", nil])
@@ -93,15 +94,19 @@ struct RunnerTests {
         let store = try Self.freshStore()
         let lines = [
             #"{"id":"a","qr":"\#(Self.qr("t-1"))","type":"EMAIL","email":"a@example.com"}"#,
-            #"{"id":"b","qr":"\#(Self.qr("t-2"))","type":"EMAIL","email":"b@example.com"}"#,
+            #"{"id":"b","qr":"\#(Self.qr("t-2"))","type":"EMAIL","email":"b@example.com"}"#
         ]
         let (reached, continuation) = AsyncStream<String>.makeStream()
-        let runner = PipelineRunner(configuration: Self.configuration, store: store,
-                                    submitter: UnansweringSubmitter(reached: continuation), logger: Logger(label: "test"))
+        let runner = PipelineRunner(
+            configuration: Self.configuration, store: store,
+            submitter: UnansweringSubmitter(reached: continuation), logger: Logger(label: "test"))
         let emitted = Emitted()
         let input = try Self.pipe(lines)
-        let run = Task { try await runner.run(.lines(fileDescriptor: input.fileHandleForReading.fileDescriptor), stop: StopSignal(),
-                                              emit: emitted.emit) }
+        let run = Task {
+            try await runner.run(
+                .lines(fileDescriptor: input.fileHandleForReading.fileDescriptor), stop: StopSignal(),
+                emit: emitted.emit)
+        }
         var documents: [String] = []
         for await document in reached {
             documents.append(document)
@@ -118,8 +123,9 @@ struct RunnerTests {
         // Run again on the same input, with a submitter that answers.
         let rerun = PipelineRunner(configuration: Self.configuration, store: store, submitter: LocalSubmitter(), logger: Logger(label: "test"))
         let again = Emitted(), sameInput = try Self.pipe(lines)
-        let second = try await rerun.run(.lines(fileDescriptor: sameInput.fileHandleForReading.fileDescriptor), stop: StopSignal(),
-                                         emit: again.emit)
+        let second = try await rerun.run(
+            .lines(fileDescriptor: sameInput.fileHandleForReading.fileDescriptor), stop: StopSignal(),
+            emit: again.emit)
         #expect(second.documents == 2 && second.failed == 0 && second.alreadySubmitted == 0)
         #expect(Set(again.sorted.compactMap(\.documentId)) == Set(documents))
         for document in documents {
@@ -147,7 +153,7 @@ struct RunnerTests {
         let store = try Self.freshStore()
         let input = try Self.pipe([
             #"{"id":"a","qr":"\#(Self.qr("t-1", code: "C1"))","type":"EMAIL","email":"a@example.com"}"#,
-            #"{"id":"b","qr":"\#(Self.qr("t-1", code: "FORGED"))","type":"PHONE","phone":"+1 555 0100"}"#,
+            #"{"id":"b","qr":"\#(Self.qr("t-1", code: "FORGED"))","type":"PHONE","phone":"+1 555 0100"}"#
         ])
         let runner = PipelineRunner(configuration: Self.configuration, store: store, submitter: LocalSubmitter(), logger: Logger(label: "test"))
         let emitted = Emitted()
@@ -160,8 +166,9 @@ struct RunnerTests {
 
     @Test("a folder that is not there fails the run, before anything is read")
     func missingFolder() async throws {
-        let runner = PipelineRunner(configuration: Self.configuration, store: try Self.freshStore(), submitter: LocalSubmitter(),
-                                    logger: Logger(label: "test"))
+        let runner = PipelineRunner(
+            configuration: Self.configuration, store: try Self.freshStore(), submitter: LocalSubmitter(),
+            logger: Logger(label: "test"))
         await #expect(throws: DocumentFailure.self) {
             _ = try await runner.run(.folder(URL(fileURLWithPath: "/nonexistent-\(UUID())")), stop: StopSignal()) { _, _ in }
         }

@@ -22,8 +22,9 @@ struct ScanStageTests {
     }
 
     static func selfie(group: String, path: String) -> DecodedDocument {
-        DecodedDocument(job: DocumentJob(sequence: 2, source: group, type: .selfie, identity: .qrImage(group: group, candidates: [path])),
-                        images: [:], capture: CaptureInfo())
+        DecodedDocument(
+            job: DocumentJob(sequence: 2, source: group, type: .selfie, identity: .qrImage(group: group, candidates: [path])),
+            images: [:], capture: CaptureInfo())
     }
 
     @Test("the licence's pass over its back answers the folder: its selfie takes the transaction without reading any image")

@@ -6,8 +6,9 @@ import Testing
 /// Stage sizes follow the cores a process may use, where the pipeline file leaves them.
 @Suite("Stage sizes follow the machine")
 struct StageSizingTests {
-    @Test("decode and scan get a worker per core, submit at least 4, track one; the queues grow with them",
-          arguments: [(1, 1, 64, 4), (2, 2, 64, 4), (16, 16, 128, 16), (64, 64, 512, 64)])
+    @Test(
+        "decode and scan get a worker per core, submit at least 4, track one; the queues grow with them",
+        arguments: [(1, 1, 64, 4), (2, 2, 64, 4), (16, 16, 128, 16), (64, 64, 512, 64)])
     func sized(cores: Int, workers: Int, queue: Int, submit: Int) {
         let configuration = PipelineConfiguration().sized(forCores: cores)
         #expect(configuration.decode.workers == workers && configuration.scan.workers == workers)

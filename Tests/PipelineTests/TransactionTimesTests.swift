@@ -34,14 +34,21 @@ struct TransactionTimesTests {
         #expect(try open(createdAt: ahead, expiresAt: nil).get() == (ahead, ahead.addingTimeInterval(1_800)))
     }
 
-    @Test("a createdAt in year 2999, or an expiresAt beyond the lifetime or not after the creation, is refused",
-          arguments: [
+    @Test(
+        "a createdAt in year 2999, or an expiresAt beyond the lifetime or not after the creation, is refused",
+        arguments: [
             (Date(timeIntervalSince1970: 32_503_680_000), nil, "createdAt is more than 300 s ahead of this machine's clock"),
             (Date(timeIntervalSince1970: 1_795_651_501), nil, "createdAt is more than 300 s ahead of this machine's clock"),
-            (nil, Date(timeIntervalSince1970: 32_503_680_000), "expiresAt must fall after createdAt and within the policy's transactionLifetime of it"),
-            (nil, Date(timeIntervalSince1970: 1_795_651_200 + 1_801), "expiresAt must fall after createdAt and within the policy's transactionLifetime of it"),
-            (nil, Date(timeIntervalSince1970: 1_795_651_200), "expiresAt must fall after createdAt and within the policy's transactionLifetime of it"),
-          ] as [(Date?, Date?, String)])
+            (
+                nil, Date(timeIntervalSince1970: 32_503_680_000),
+                "expiresAt must fall after createdAt and within the policy's transactionLifetime of it"
+            ),
+            (
+                nil, Date(timeIntervalSince1970: 1_795_651_200 + 1_801),
+                "expiresAt must fall after createdAt and within the policy's transactionLifetime of it"
+            ),
+            (nil, Date(timeIntervalSince1970: 1_795_651_200), "expiresAt must fall after createdAt and within the policy's transactionLifetime of it")
+        ] as [(Date?, Date?, String)])
     func refused(createdAt: Date?, expiresAt: Date?, message: String) {
         guard case .failure(let failure) = open(createdAt: createdAt, expiresAt: expiresAt) else {
             Issue.record("accepted")

@@ -22,9 +22,10 @@ struct SignalsCollectorTests {
             configuration.isLazyMetadata = lazy
             let collector = SignalsCollector(configuration: configuration, store: store, channel: "folder", logger: Logger(label: "test"))
             let start = Date(timeIntervalSince1970: 1_800_000_000)
-            let transaction = try await store.openTransaction(NewTransaction(
-                id: "txn-lazy", verificationCode: "C", policy: [.governmentId: .required], createdAt: start,
-                expiresAt: start.addingTimeInterval(1800)))
+            let transaction = try await store.openTransaction(
+                NewTransaction(
+                    id: "txn-lazy", verificationCode: "C", policy: [.governmentId: .required], createdAt: start,
+                    expiresAt: start.addingTimeInterval(1800)))
             let capture = CaptureInfo(imageSizes: ["1000x630"])
 
             await collector.documentArrived(transaction, capture: capture, at: start)

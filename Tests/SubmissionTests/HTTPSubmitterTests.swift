@@ -13,21 +13,27 @@ import VerifyModel
 struct HTTPSubmitterUnitTests {
     static let state = TransactionState(policy: [.email: .required], expiresAt: Date(timeIntervalSinceNow: 3600))
 
-    func submitter(_ server: LoopbackServer, maxAttempts: Int = 4, timeout: Double = 5, initialBackoffMs: Int = 1,
-                   maxBackoffMs: Int = 5) -> HTTPSubmitter {
-        HTTPSubmitter(client: .shared, configuration: .init(
-            endpoint: URL(string: server.baseURL + "/v1")!, bearerToken: nil, timeoutSeconds: timeout,
-            maxAttempts: maxAttempts, initialBackoffMs: initialBackoffMs, maxBackoffMs: maxBackoffMs),
+    func submitter(
+        _ server: LoopbackServer, maxAttempts: Int = 4, timeout: Double = 5, initialBackoffMs: Int = 1,
+        maxBackoffMs: Int = 5
+    ) -> HTTPSubmitter {
+        HTTPSubmitter(
+            client: .shared,
+            configuration: .init(
+                endpoint: URL(string: server.baseURL + "/v1")!, bearerToken: nil, timeoutSeconds: timeout,
+                maxAttempts: maxAttempts, initialBackoffMs: initialBackoffMs, maxBackoffMs: maxBackoffMs),
             logger: Logger(label: "test"))
     }
 
     func request(_ transaction: String, key: String = UUID().uuidString) -> SubmissionRequest {
-        SubmissionRequest(documentId: key, transactionId: transaction, verificationCode: "C1", documentType: .email,
-                          document: DocumentFields([.email: "a@example.com"]), state: Self.state, signals: nil)
+        SubmissionRequest(
+            documentId: key, transactionId: transaction, verificationCode: "C1", documentType: .email,
+            document: DocumentFields([.email: "a@example.com"]), state: Self.state, signals: nil)
     }
 
-    @Test("2xx accepted at once; 500 retried until it passes; 409 accepted unsent; 400 refused without a retry",
-          arguments: [("accept-1", 1, true), ("flaky-1", 3, true), ("conflict-1", 1, true), ("bad-1", 1, false)])
+    @Test(
+        "2xx accepted at once; 500 retried until it passes; 409 accepted unsent; 400 refused without a retry",
+        arguments: [("accept-1", 1, true), ("flaky-1", 3, true), ("conflict-1", 1, true), ("bad-1", 1, false)])
     func answerClasses(_ transaction: String, requests: Int, accepted: Bool) async throws {
         let server = try LoopbackServer()
         defer { server.shutdown() }
@@ -53,8 +59,9 @@ struct HTTPSubmitterUnitTests {
         #expect(result == .failed(DocumentSubmissionError(.submissionError, "gave up after 2 attempts: HTTP 500"), attempts: 2))
     }
 
-    @Test("backoff: exponential from initialBackoffMs, capped at maxBackoffMs, half of it jittered",
-          arguments: 1...12)
+    @Test(
+        "backoff: exponential from initialBackoffMs, capped at maxBackoffMs, half of it jittered",
+        arguments: 1...12)
     func backoffBounds(_ attempt: Int) throws {
         let server = try LoopbackServer()
         defer { server.shutdown() }

@@ -55,13 +55,17 @@ func identity(_ n: Int) -> (name: String, birth: String, number: String, code: S
 func fill(_ store: any TransactionStore, _ n: Int, createdAt: Date = t0, lifetime: TimeInterval = 1800, complete: Bool = true) async throws {
     let values = identity(n)
     let id = "txn-\(n)"
-    _ = try await store.openTransaction(NewTransaction(id: id, verificationCode: values.code, envId: "env", policy: [.governmentId: .required],
-                                                       createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(lifetime), signals: values.signals))
+    _ = try await store.openTransaction(
+        NewTransaction(
+            id: id, verificationCode: values.code, envId: "env", policy: [.governmentId: .required],
+            createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(lifetime), signals: values.signals))
     _ = try await store.updateProtectState(of: id, as: SampleState.self) { _ in SampleState(text: "behaviour-\(n)-QXZ", at: createdAt) }
     guard complete else { return }
     let fields = DocumentFields([.lastName: values.name, .dateOfBirth: values.birth, .documentNumber: values.number])
-    _ = try await store.collect(DocumentRecord(id: "doc-\(n)", transactionId: id, type: .governmentId, fields: fields, source: "front-\(n).jpg",
-                                               contentHash: "sha256:\(n)", createdAt: createdAt), at: createdAt)
+    _ = try await store.collect(
+        DocumentRecord(
+            id: "doc-\(n)", transactionId: id, type: .governmentId, fields: fields, source: "front-\(n).jpg",
+            contentHash: "sha256:\(n)", createdAt: createdAt), at: createdAt)
     _ = try await store.finishSubmission(documentId: "doc-\(n)", type: .governmentId, of: id, accepted: true, error: nil, at: createdAt)
 }
 
@@ -72,8 +76,9 @@ func values(_ n: Int) -> [String] {
 
 @Suite("Identity data at rest: sealing, keys, retention")
 struct AtRestTests {
-    @Test("an encrypted store's bytes (file and WAL, or pg_dump) hold no identity value; the same writes in clear do",
-          arguments: [StoreKind.sqlite, .postgres])
+    @Test(
+        "an encrypted store's bytes (file and WAL, or pg_dump) hold no identity value; the same writes in clear do",
+        arguments: [StoreKind.sqlite, .postgres])
     func sealedBytes(_ kind: StoreKind) async throws {
         for sealed in [false, true] {
             let location = try await kind.freshLocation()
@@ -130,9 +135,13 @@ struct AtRestTests {
             await #expect(throws: StoreError.tampered("transactions.signals of txn-2")) { _ = try await store.transaction(id: "txn-2") }
             try await raw.execute("UPDATE transactions SET signals = '\(signals2)' WHERE id = 'txn-2'")
             // Protect's state from another transaction.
-            let state1 = try #require(try await raw.text("SELECT state\(raw.column("", "::text")) FROM \(raw.column("protectStates", "protect_states")) WHERE \(transactionId) = 'txn-1'"))
+            let state1 = try #require(
+                try await raw.text(
+                    "SELECT state\(raw.column("", "::text")) FROM \(raw.column("protectStates", "protect_states")) WHERE \(transactionId) = 'txn-1'"))
             try await raw.execute("UPDATE \(raw.column("protectStates", "protect_states")) SET state = '\(state1)' WHERE \(transactionId) = 'txn-2'")
-            await #expect(throws: StoreError.tampered("protectStates.state of txn-2")) { _ = try await store.protectState(of: "txn-2", as: SampleState.self) }
+            await #expect(throws: StoreError.tampered("protectStates.state of txn-2")) {
+                _ = try await store.protectState(of: "txn-2", as: SampleState.self)
+            }
 
             // Every single byte of a sealed value, flipped in turn (XOR 1 keeps it printable and quote-free).
             let bytes = Array(fields2.utf8)
@@ -155,9 +164,11 @@ struct AtRestTests {
         let sealed = try await kind.freshLocation()
         try await sealed.withStore(create: true, encryption: .required(testKey)) { store in try await fill(store, 1) }
         let counts = try await RawStore(location: sealed).text("SELECT count(*) FROM transitions")
-        for (encryption, message) in [(StoreEncryption.ifEncrypted(nil), "is encrypted: set VERIFY_PIPELINE_STORE_KEY"),
-                                      (.required(otherKey), "the key in TEST_STORE_KEY does not open"),
-                                      (.ifEncrypted(otherKey), "the key in TEST_STORE_KEY does not open")] {
+        for (encryption, message) in [
+            (StoreEncryption.ifEncrypted(nil), "is encrypted: set VERIFY_PIPELINE_STORE_KEY"),
+            (.required(otherKey), "the key in TEST_STORE_KEY does not open"),
+            (.ifEncrypted(otherKey), "the key in TEST_STORE_KEY does not open")
+        ] {
             let error = await #expect(throws: StoreError.self) {
                 try await sealed.withStore(create: true, encryption: encryption) { store in try await fill(store, 2) }
             }
@@ -182,7 +193,7 @@ struct AtRestTests {
         #expect(try await RawStore(location: location).contains(identity(2).name))
         try await location.withStore(create: false, encryption: .ifEncrypted(testKey)) { store throws in
             #expect(!store.isEncrypted)
-            #expect(try await store.encrypt(with: testKey, at: t0) == 13)   // 3 codes, 3 payloads, 3 documents, 3 Protect states, the document secret
+            #expect(try await store.encrypt(with: testKey, at: t0) == 13)  // 3 codes, 3 payloads, 3 documents, 3 Protect states, the document secret
             await #expect(throws: StoreError.self) { _ = try await store.encrypt(with: testKey, at: t0) }
             #expect(try await store.document(id: "doc-2")?.fields[.lastName] == identity(2).name)
         }
@@ -195,7 +206,9 @@ struct AtRestTests {
         #expect(try await !RawStore(location: location).contains(identity(4).name))
     }
 
-    @Test("rotate-key replaces the data key: the data stays, the rotating process goes on, the old key and wrapping open nothing", arguments: [StoreKind.sqlite, .postgres])
+    @Test(
+        "rotate-key replaces the data key: the data stays, the rotating process goes on, the old key and wrapping open nothing",
+        arguments: [StoreKind.sqlite, .postgres])
     func rotation(_ kind: StoreKind) async throws {
         let location = try await kind.freshLocation()
         let raw = RawStore(location: location)
@@ -227,7 +240,8 @@ struct AtRestTests {
                 try await TestPostgres.execute(location.description, ["CHECKPOINT"])
                 // The tables' own files, as someone with the data directory reads them (the test server's role may).
                 for (table, value) in [("store_keys", before), ("documents", sealedBefore)] {
-                    let inHeap = try await raw.text("""
+                    let inHeap = try await raw.text(
+                        """
                         SELECT position(convert_to('\(value)', 'UTF8') in pg_read_binary_file(pg_relation_filepath('\(table)')))::text
                         """)
                     #expect(inHeap == "0", "the old value is gone from \(table)' heap file")
@@ -241,7 +255,9 @@ struct AtRestTests {
         }
     }
 
-    @Test("after rotate-key, the old key with the old wrapping (as a backup holds them) opens no value of the store", arguments: [StoreKind.sqlite, .postgres])
+    @Test(
+        "after rotate-key, the old key with the old wrapping (as a backup holds them) opens no value of the store",
+        arguments: [StoreKind.sqlite, .postgres])
     func retiredKeyWithItsWrapping(_ kind: StoreKind) async throws {
         let location = try await kind.freshLocation()
         let raw = RawStore(location: location)
@@ -260,8 +276,9 @@ struct AtRestTests {
         }
     }
 
-    @Test("an encrypted store an earlier version wrote is renamed on opening: fields sealed again to the new id, submission and history follow",
-          arguments: [StoreKind.sqlite, .postgres])
+    @Test(
+        "an encrypted store an earlier version wrote is renamed on opening: fields sealed again to the new id, submission and history follow",
+        arguments: [StoreKind.sqlite, .postgres])
     func renameOnOpen(_ kind: StoreKind) async throws {
         let location = try await kind.freshLocation()
         let raw = RawStore(location: location)
@@ -271,11 +288,14 @@ struct AtRestTests {
             for n in 1...2 {
                 try await fill(store, n, complete: false)
                 let fields = DocumentFields([.lastName: identity(n).name, .documentNumber: identity(n).number])
-                _ = try await store.collect(DocumentRecord(id: earlier[n - 1], transactionId: "txn-\(n)", type: .governmentId, fields: fields,
-                                                           source: "front.jpg", contentHash: "sha256:" + String(repeating: "\(n)b", count: 32),
-                                                           createdAt: t0), at: t0)
-                _ = try await store.finishSubmission(documentId: earlier[n - 1], type: .governmentId, of: "txn-\(n)", accepted: true,
-                                                     error: nil, at: t0)
+                _ = try await store.collect(
+                    DocumentRecord(
+                        id: earlier[n - 1], transactionId: "txn-\(n)", type: .governmentId, fields: fields,
+                        source: "front.jpg", contentHash: "sha256:" + String(repeating: "\(n)b", count: 32),
+                        createdAt: t0), at: t0)
+                _ = try await store.finishSubmission(
+                    documentId: earlier[n - 1], type: .governmentId, of: "txn-\(n)", accepted: true,
+                    error: nil, at: t0)
             }
         }
         try await raw.execute("DELETE FROM \(raw.column("documentIdentity", "document_identity"))")
@@ -304,7 +324,8 @@ struct AtRestTests {
             try await location.withStore(create: false, encryption: .ifEncrypted(testKey)) { rotating in
                 _ = try await rotating.rotateKey(to: otherKey, at: t0)
             }
-            let refused = StoreError.cannotOpen("the store's data key was rotated by another process: start this one again with the store's current key")
+            let refused = StoreError.cannotOpen(
+                "the store's data key was rotated by another process: start this one again with the store's current key")
             await #expect(throws: refused) { try await fill(first, 2) }
             await #expect(throws: refused) { _ = try await first.document(id: "doc-1") }
         }
@@ -323,13 +344,16 @@ struct AtRestTests {
         let old = now.addingTimeInterval(-20 * 86_400)
         try await fill(store, 5, createdAt: old, lifetime: 100 * 86_400, complete: false)
         let fields = DocumentFields([.lastName: identity(5).name])
-        _ = try await store.collect(DocumentRecord(id: "doc-5", transactionId: "txn-5", type: .governmentId, fields: fields, source: "f",
-                                                   contentHash: "sha256:5", createdAt: old), at: old)
+        _ = try await store.collect(
+            DocumentRecord(
+                id: "doc-5", transactionId: "txn-5", type: .governmentId, fields: fields, source: "f",
+                contentHash: "sha256:5", createdAt: old), at: old)
         try await fill(store, 6, createdAt: old, complete: false)
     }
 
-    @Test("retention age and count purge finished transactions' data and keep statuses and history; a dry run changes nothing",
-          arguments: StoreKind.allCases)
+    @Test(
+        "retention age and count purge finished transactions' data and keep statuses and history; a dry run changes nothing",
+        arguments: StoreKind.allCases)
     func retention(_ kind: StoreKind) async throws {
         let now = t0.addingTimeInterval(400 * 86_400)
         try await kind.withFreshStore { store, location in
@@ -365,8 +389,10 @@ struct AtRestTests {
                 #expect(try await store.protectState(of: "txn-\(n)", as: SampleState.self) == nil)
                 #expect(try await store.transaction(id: "txn-\(n)")?.signals == nil)
                 await #expect(throws: StoreError.purged("txn-\(n)")) {
-                    _ = try await store.openTransaction(NewTransaction(id: "txn-\(n)", verificationCode: identity(n).code, policy: [.governmentId: .required],
-                                                                       createdAt: now, expiresAt: now.addingTimeInterval(60)))
+                    _ = try await store.openTransaction(
+                        NewTransaction(
+                            id: "txn-\(n)", verificationCode: identity(n).code, policy: [.governmentId: .required],
+                            createdAt: now, expiresAt: now.addingTimeInterval(60)))
                 }
             }
             for n in [4, 5, 7] {

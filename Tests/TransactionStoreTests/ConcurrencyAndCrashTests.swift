@@ -21,8 +21,10 @@ struct ConcurrencyAndCrashTests {
         try await Self.withStores(4, at: location, kind: kind, opened: []) { stores in try await Self.concurrentWriters(stores) }
     }
 
-    static func withStores(_ count: Int, at location: StoreLocation, kind: StoreKind, opened: [any TransactionStore],
-                           _ body: @escaping @Sendable ([any TransactionStore]) async throws -> Void) async throws {
+    static func withStores(
+        _ count: Int, at location: StoreLocation, kind: StoreKind, opened: [any TransactionStore],
+        _ body: @escaping @Sendable ([any TransactionStore]) async throws -> Void
+    ) async throws {
         guard opened.count < count else { return try await body(opened) }
         try await location.withStore(create: opened.isEmpty, encryption: kind.encryption) { store in
             try await withStores(count, at: location, kind: kind, opened: opened + [store], body)
@@ -32,7 +34,8 @@ struct ConcurrencyAndCrashTests {
     static func concurrentWriters(_ stores: [any TransactionStore]) async throws {
         let store = stores[0]
         let types: [DocumentType] = [.governmentId, .selfie, .email, .phone, .voice]
-        let policy = Dictionary(uniqueKeysWithValues: types.map { ($0, $0 == .governmentId || $0 == .selfie ? DocumentRequirement.required : .optional) })
+        let policy = Dictionary(
+            uniqueKeysWithValues: types.map { ($0, $0 == .governmentId || $0 == .selfie ? DocumentRequirement.required : .optional) })
         _ = try await store.openTransaction(newTransaction("t1", policy: policy))
         // Every writer tries to collect and then process every type: only one of each move can win.
         let results = try await withThrowingTaskGroup(of: (Int, Int, Int).self) { group in
@@ -42,7 +45,9 @@ struct ConcurrencyAndCrashTests {
                     var collected = 0, processed = 0, refused = 0
                     for type in types.shuffled() {
                         do {
-                            if case .collected = try await store.collect(document("w\(writer)-\(type.rawValue)", "t1", type), at: t0) { collected += 1 }
+                            if case .collected = try await store.collect(document("w\(writer)-\(type.rawValue)", "t1", type), at: t0) {
+                                collected += 1
+                            }
                         } catch { refused += 1 }
                         do {
                             _ = try await store.apply(.process, to: type, of: "t1", reason: "w\(writer)", at: t0)
@@ -80,8 +85,9 @@ struct ConcurrencyAndCrashTests {
         #expect(try await store.submission(documentId: report.documents[0].id)?.attempts == 400)
     }
 
-    @Test("SIGKILL in the middle of a burst leaves a sound store holding only whole transitions",
-          arguments: [(StoreKind.sqlite, 137), (.sqlite, 611), (.sqlite, 1499), (.postgres, 137), (.postgres, 611)])
+    @Test(
+        "SIGKILL in the middle of a burst leaves a sound store holding only whole transitions",
+        arguments: [(StoreKind.sqlite, 137), (.sqlite, 611), (.sqlite, 1499), (.postgres, 137), (.postgres, 611)])
     func killedMidBurst(_ kind: StoreKind, afterLines: Int) async throws {
         let location = try await kind.freshLocation()
         let helper = try #require(Self.helper, "the store-burst helper is built with the tests")
@@ -107,7 +113,9 @@ struct ConcurrencyAndCrashTests {
         #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL)
         #expect(lines >= afterLines)
 
-        try await location.withStore(create: false, encryption: kind.encryption) { store in try await Self.checkWholeTransitions(store, afterLines: afterLines) }
+        try await location.withStore(create: false, encryption: kind.encryption) { store in
+            try await Self.checkWholeTransitions(store, afterLines: afterLines)
+        }
     }
 
     static func checkWholeTransitions(_ store: any TransactionStore, afterLines: Int) async throws {

@@ -16,31 +16,33 @@ struct MigrationTests {
     @Test("SQLite migrations: names, order and SQL as shipped")
     func sqlite() {
         let shipped = SQLiteTransactionStore.migrations.map { "\($0.identifier) \(Self.digest($0.sql))" }
-        #expect(shipped == [
-            "v1-transactions-documents-transitions-submissions d7eaa2d3318e1405d3fbfbe0c218a8bfd77fd9682f6c35259620104451893f4b",
-            "v2-protect-behavior-and-risk 78e88843fdb0d60e0e5cadebea86570ef3d97f409e5b234c698596c3a7df8ecc",
-            "v3-transaction-versions a31f8115aaa3fe0723c5e3bce3c4287ade665cf2e71313a79ef39c9ed90d1219",
-            "v4-protect-states 2821efd8319d988d05fc7de649cf65b3a17a028331a8050d93bb09072a66d7b8",
-            "v5-submission-claims 3661b36d691b65723612836a30f90f6c1055f5bb5030153f96c6ba601b770713",
-            "v6-store-keys-and-purges 4c865858a6ad5c76981015790abe480aaf57fa71e43f6dbb2b7f4338eac6d186",
-            "v7-operator-view-indexes d0638f77120b04da587884bdfc392d7c0eda5ab451991dc4ba368e6964590388",
-            "v8-document-identity 4413b7ddef222b87f0eb2bc0d6383351b642254b375e96d7e19992e0dccc638e",
-        ])
+        #expect(
+            shipped == [
+                "v1-transactions-documents-transitions-submissions d7eaa2d3318e1405d3fbfbe0c218a8bfd77fd9682f6c35259620104451893f4b",
+                "v2-protect-behavior-and-risk 78e88843fdb0d60e0e5cadebea86570ef3d97f409e5b234c698596c3a7df8ecc",
+                "v3-transaction-versions a31f8115aaa3fe0723c5e3bce3c4287ade665cf2e71313a79ef39c9ed90d1219",
+                "v4-protect-states 2821efd8319d988d05fc7de649cf65b3a17a028331a8050d93bb09072a66d7b8",
+                "v5-submission-claims 3661b36d691b65723612836a30f90f6c1055f5bb5030153f96c6ba601b770713",
+                "v6-store-keys-and-purges 4c865858a6ad5c76981015790abe480aaf57fa71e43f6dbb2b7f4338eac6d186",
+                "v7-operator-view-indexes d0638f77120b04da587884bdfc392d7c0eda5ab451991dc4ba368e6964590388",
+                "v8-document-identity 4413b7ddef222b87f0eb2bc0d6383351b642254b375e96d7e19992e0dccc638e"
+            ])
     }
 
     @Test("PostgreSQL migrations: names, order and SQL as shipped")
     func postgres() {
         let shipped = PostgresTransactionStore.migrations.map { "\($0.0) \(Self.digest($0.1.joined(separator: ";\n")))" }
-        #expect(shipped == [
-            "v1-transactions-documents-transitions-submissions 9275bb43ab1bca1c74a034605adda4cb0db56e84570ed53ba47983621f1f7c3c",
-            "v2-protect-behavior-and-risk 10fd0cfc529a3dd76b180b3db3744ea0848f3a04319ef03c905c24b4d3321f1b",
-            "v5-transaction-versions 02718b98836f3b7e2a49784695b174c5ae536e241b83e2da4193eda3a814c2f4",
-            "v6-protect-states aaf17bae40fbdbc89010675e82d0a37e88dd15068e6385e5939695df2daa2512",
-            "v7-submission-claims 7d8e11a706d90347e4a21cb60bfa149f4141afb3f4ca70feafd1701aed2cccd3",
-            "v8-store-keys-and-purges 2613342d71e13abac167dc2eaf693fe2b3bf9be396cd64df44540828eae33f0a",
-            "v9-operator-view-indexes 934294e2a7b3d46af9c3e7654e4e8ddc32ca27354dfbf8faa4d66844e13c29da",
-            "v10-document-identity 5bc576743378cce050ee15cb9ed19c735a1071b8333b2b12477417ae7d9903ce",
-        ])
+        #expect(
+            shipped == [
+                "v1-transactions-documents-transitions-submissions 9275bb43ab1bca1c74a034605adda4cb0db56e84570ed53ba47983621f1f7c3c",
+                "v2-protect-behavior-and-risk 10fd0cfc529a3dd76b180b3db3744ea0848f3a04319ef03c905c24b4d3321f1b",
+                "v5-transaction-versions 02718b98836f3b7e2a49784695b174c5ae536e241b83e2da4193eda3a814c2f4",
+                "v6-protect-states aaf17bae40fbdbc89010675e82d0a37e88dd15068e6385e5939695df2daa2512",
+                "v7-submission-claims 7d8e11a706d90347e4a21cb60bfa149f4141afb3f4ca70feafd1701aed2cccd3",
+                "v8-store-keys-and-purges 2613342d71e13abac167dc2eaf693fe2b3bf9be396cd64df44540828eae33f0a",
+                "v9-operator-view-indexes 934294e2a7b3d46af9c3e7654e4e8ddc32ca27354dfbf8faa4d66844e13c29da",
+                "v10-document-identity 5bc576743378cce050ee15cb9ed19c735a1071b8333b2b12477417ae7d9903ce"
+            ])
         // Moved, unchanged, to the work queue's own ledger (WorkQueuesTests pins them there).
         #expect(PostgresTransactionStore.retiredMigrations == ["v3-work-queue", "v4-work-groups"])
     }
@@ -66,16 +68,18 @@ struct MigrationTests {
             try queue.write { db in
                 let rows: [(String, String?, String?)] = [("t1", #"{"retries":2}"#, #"{"level":"LOW"}"#), ("t2", nil, nil), ("t3", nil, "not json")]
                 for (id, behavior, risk) in rows {
-                    try db.execute(sql: """
-                        INSERT INTO transactions (id, verificationCode, submissionStatus, createdAt, updatedAt, expiresAt, behavior, riskEvaluation)
-                        VALUES (?, '417203', 'NOT_STARTED', '2026-11-23 00:00:00.000', '2026-11-23 00:00:00.000', '2026-11-23 00:30:00.000', ?, ?)
-                        """, arguments: [id, behavior, risk])
+                    try db.execute(
+                        sql: """
+                            INSERT INTO transactions (id, verificationCode, submissionStatus, createdAt, updatedAt, expiresAt, behavior, riskEvaluation)
+                            VALUES (?, '417203', 'NOT_STARTED', '2026-11-23 00:00:00.000', '2026-11-23 00:00:00.000', '2026-11-23 00:30:00.000', ?, ?)
+                            """, arguments: [id, behavior, risk])
                 }
             }
         }
         try makeVersion3Store()
         let store = try SQLiteTransactionStore(path: path, create: false)
-        #expect(try await store.protectState(of: "t1", as: LegacyProtectState.self)
+        #expect(
+            try await store.protectState(of: "t1", as: LegacyProtectState.self)
                 == LegacyProtectState(behavior: ["retries": 2], riskEvaluation: #"{"level":"LOW"}"#))
         #expect(try await store.protectState(of: "t2", as: LegacyProtectState.self) == nil)
         #expect(try await store.protectState(of: "t3", as: LegacyProtectState.self) == LegacyProtectState(behavior: nil, riskEvaluation: "not json"))

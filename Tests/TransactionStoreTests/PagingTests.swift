@@ -19,8 +19,10 @@ struct PagingTests {
                 // Three rows per millisecond, 317 µs apart within it, and some with the very same time.
                 let at = base.addingTimeInterval(Double(n / 3) * 0.001 + Double(n % 3) * 0.000_317 * Double(n % 2))
                 let id = String(format: "txn-%04d", (n * 7_919) % 1_500)
-                _ = try await store.openTransaction(NewTransaction(id: id, verificationCode: "1", policy: [.email: .required],
-                                                                   createdAt: at, expiresAt: at.addingTimeInterval(3_600)))
+                _ = try await store.openTransaction(
+                    NewTransaction(
+                        id: id, verificationCode: "1", policy: [.email: .required],
+                        createdAt: at, expiresAt: at.addingTimeInterval(3_600)))
                 expected.append((at, id))
             }
             var shown: [String] = []
@@ -45,15 +47,19 @@ struct PagingTests {
     func forgedCursors(_ kind: StoreKind) async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["CURSOR_SEED"] ?? "") ?? 0xC0_75_0E
         var random = SeededGenerator(seed: seed)
-        var values: [Int64] = [.min, .max, -1, 0, 1, 253_402_300_799_999, 253_402_300_800_000, 253_402_300_799_999_999,
-                               253_402_300_800_000_000, 9_223_372_036_854_775, 9_223_372_036_854_776]
+        var values: [Int64] = [
+            .min, .max, -1, 0, 1, 253_402_300_799_999, 253_402_300_800_000, 253_402_300_799_999_999,
+            253_402_300_800_000_000, 9_223_372_036_854_775, 9_223_372_036_854_776
+        ]
         values += (0..<200).map { _ in Int64(bitPattern: random.next()) }
         values += (0..<100).map { _ in Int64.random(in: -1_000...300_000_000_000_000_000, using: &random) }
         let cases = values
         try await kind.withFreshStore { store, _ in
             let at = Date(timeIntervalSince1970: 1_790_000_000)
-            _ = try await store.openTransaction(NewTransaction(id: "only", verificationCode: "1", policy: [.email: .required],
-                                                               createdAt: at, expiresAt: at.addingTimeInterval(60)))
+            _ = try await store.openTransaction(
+                NewTransaction(
+                    id: "only", verificationCode: "1", policy: [.email: .required],
+                    createdAt: at, expiresAt: at.addingTimeInterval(60)))
             for value in cases {
                 for text in ["u\(value)|zz", "\(value)|zz"] {
                     let encoded = Data(text.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")

@@ -31,15 +31,19 @@ struct TemporaryStore {
     }
 }
 
-func newTransaction(_ id: String, policy: [DocumentType: DocumentRequirement] = [.governmentId: .required, .selfie: .optional],
-                    lifetime: TimeInterval = 1800) -> NewTransaction {
-    NewTransaction(id: id, verificationCode: "417203", envId: "env", policy: policy, createdAt: t0,
-                   expiresAt: t0.addingTimeInterval(lifetime), signals: "signals-\(id)")
+func newTransaction(
+    _ id: String, policy: [DocumentType: DocumentRequirement] = [.governmentId: .required, .selfie: .optional],
+    lifetime: TimeInterval = 1800
+) -> NewTransaction {
+    NewTransaction(
+        id: id, verificationCode: "417203", envId: "env", policy: policy, createdAt: t0,
+        expiresAt: t0.addingTimeInterval(lifetime), signals: "signals-\(id)")
 }
 
 func document(_ id: String, _ transaction: String, _ type: DocumentType) -> DocumentRecord {
-    DocumentRecord(id: id, transactionId: transaction, type: type, fields: DocumentFields([.firstName: "ANNA", .documentNumber: "L898902C3"]),
-                   source: "Samples/\(id).png", contentHash: "sha256:\(id)", createdAt: t0)
+    DocumentRecord(
+        id: id, transactionId: transaction, type: type, fields: DocumentFields([.firstName: "ANNA", .documentNumber: "L898902C3"]),
+        source: "Samples/\(id).png", contentHash: "sha256:\(id)", createdAt: t0)
 }
 
 @Suite("Transaction store (SQLite and PostgreSQL)")
@@ -47,31 +51,34 @@ struct StoreTests {
     @Test("every transition is persisted with its log row, in order", arguments: StoreKind.allCases)
     func transitionsArePersistedWithHistory(_ kind: StoreKind) async throws {
         try await kind.withFreshStore { store, location in
-        _ = try await store.openTransaction(newTransaction("t1"))
-        _ = try await store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(1))
-        _ = try await store.apply(.process, to: .governmentId, of: "t1", reason: "submission accepted", at: t0.addingTimeInterval(2))
-        _ = try await store.apply(.skip, to: .selfie, of: "t1", reason: "end of batch", at: t0.addingTimeInterval(3))
+            _ = try await store.openTransaction(newTransaction("t1"))
+            _ = try await store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(1))
+            _ = try await store.apply(.process, to: .governmentId, of: "t1", reason: "submission accepted", at: t0.addingTimeInterval(2))
+            _ = try await store.apply(.skip, to: .selfie, of: "t1", reason: "end of batch", at: t0.addingTimeInterval(3))
 
-        // Read back through a new store instance: what is stored, not what is cached.
-        try await location.withStore(create: false, encryption: kind.encryption) { reopened in
-        let report = try #require(try await reopened.report(id: "t1"))
-        #expect(report.transaction.state.documents == [.governmentId: .processed, .selfie: .skipped])
-        #expect(report.transaction.state.submissionStatus == .completed)
-        #expect(report.transaction.updatedAt == t0.addingTimeInterval(3))
-        #expect(report.transaction.signals == "signals-t1")
-        let steps = report.history.map { "\($0.documentType?.rawValue ?? "transaction") \($0.from)->\($0.to) @\(Int($0.at.timeIntervalSince(t0))) \($0.reason)" }
-        #expect(steps == [
-            "GOVERNMENT_ID REQUIRED->COLLECTED @1 document d1 collected",
-            "transaction NOT_STARTED->STARTED @1 document d1 collected",
-            "transaction STARTED->PROCESS @1 document d1 collected",
-            "GOVERNMENT_ID COLLECTED->PROCESSED @2 submission accepted",
-            "SELFIE OPTIONAL->SKIPPED @3 end of batch",
-            "transaction PROCESS->COMPLETED @3 end of batch",
-        ])
-        #expect(report.history.map(\.sequence) == report.history.map(\.sequence).sorted())
-        #expect(report.documents.map(\.id) == ["d1"])
-        #expect(report.documents.first?.keys == [.documentNumber, .firstName])
-        }
+            // Read back through a new store instance: what is stored, not what is cached.
+            try await location.withStore(create: false, encryption: kind.encryption) { reopened in
+                let report = try #require(try await reopened.report(id: "t1"))
+                #expect(report.transaction.state.documents == [.governmentId: .processed, .selfie: .skipped])
+                #expect(report.transaction.state.submissionStatus == .completed)
+                #expect(report.transaction.updatedAt == t0.addingTimeInterval(3))
+                #expect(report.transaction.signals == "signals-t1")
+                let steps = report.history.map {
+                    "\($0.documentType?.rawValue ?? "transaction") \($0.from)->\($0.to) @\(Int($0.at.timeIntervalSince(t0))) \($0.reason)"
+                }
+                #expect(
+                    steps == [
+                        "GOVERNMENT_ID REQUIRED->COLLECTED @1 document d1 collected",
+                        "transaction NOT_STARTED->STARTED @1 document d1 collected",
+                        "transaction STARTED->PROCESS @1 document d1 collected",
+                        "GOVERNMENT_ID COLLECTED->PROCESSED @2 submission accepted",
+                        "SELFIE OPTIONAL->SKIPPED @3 end of batch",
+                        "transaction PROCESS->COMPLETED @3 end of batch"
+                    ])
+                #expect(report.history.map(\.sequence) == report.history.map(\.sequence).sorted())
+                #expect(report.documents.map(\.id) == ["d1"])
+                #expect(report.documents.first?.keys == [.documentNumber, .firstName])
+            }
         }
     }
 
@@ -150,8 +157,9 @@ struct StoreTests {
         }
     }
 
-    @Test("a submission claim: held against others until it expires, renewed by its owner, ended by the finish, given back on release",
-          arguments: StoreKind.allCases)
+    @Test(
+        "a submission claim: held against others until it expires, renewed by its owner, ended by the finish, given back on release",
+        arguments: StoreKind.allCases)
     func submissionClaims(_ kind: StoreKind) async throws {
         try await kind.withFreshStore { store, location in
             _ = try await store.openTransaction(newTransaction("t1"))
@@ -161,21 +169,29 @@ struct StoreTests {
             #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0) == .claimed(attempts: 0))
             // Another process, on the same store.
             try await location.withStore(create: false, encryption: kind.encryption) { other in
-                #expect(try await other.claimSubmission(documentId: "d1", owner: "b", until: lease, at: t0.addingTimeInterval(29)) == .held(until: lease, attempts: 0))
-                #expect(try await other.claimSubmission(documentId: "d1", owner: "b", until: t0.addingTimeInterval(60), at: t0.addingTimeInterval(30))
-                    == .claimed(attempts: 0), "an expired claim is taken over")
-                #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0.addingTimeInterval(31))
-                    == .held(until: t0.addingTimeInterval(60), attempts: 0))
-                _ = try await other.finishSubmission(documentId: "d1", type: .governmentId, of: "t1", accepted: true, error: nil,
-                                                     at: t0.addingTimeInterval(32))
+                #expect(
+                    try await other.claimSubmission(documentId: "d1", owner: "b", until: lease, at: t0.addingTimeInterval(29))
+                        == .held(until: lease, attempts: 0))
+                #expect(
+                    try await other.claimSubmission(documentId: "d1", owner: "b", until: t0.addingTimeInterval(60), at: t0.addingTimeInterval(30))
+                        == .claimed(attempts: 0), "an expired claim is taken over")
+                #expect(
+                    try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0.addingTimeInterval(31))
+                        == .held(until: t0.addingTimeInterval(60), attempts: 0))
+                _ = try await other.finishSubmission(
+                    documentId: "d1", type: .governmentId, of: "t1", accepted: true, error: nil,
+                    at: t0.addingTimeInterval(32))
                 #expect(try await store.claimSubmission(documentId: "d1", owner: "a", until: lease, at: t0.addingTimeInterval(33)) == .accepted)
 
                 #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0) == .claimed(attempts: 0))
-                #expect(try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0.addingTimeInterval(1)) == .claimed(attempts: 0),
-                        "its owner renews it")
+                #expect(
+                    try await store.claimSubmission(documentId: "d2", owner: "a", until: lease, at: t0.addingTimeInterval(1))
+                        == .claimed(attempts: 0),
+                    "its owner renews it")
                 try await store.releaseSubmission(documentId: "d2", owner: "b")
-                #expect(try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .held(until: lease, attempts: 0),
-                        "only the owner can release")
+                #expect(
+                    try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .held(until: lease, attempts: 0),
+                    "only the owner can release")
                 try await store.releaseSubmission(documentId: "d2", owner: "a")
                 #expect(try await other.submission(documentId: "d2") == nil, "a released claim on a submission never tried leaves no row")
                 #expect(try await other.claimSubmission(documentId: "d2", owner: "b", until: lease, at: t0) == .claimed(attempts: 0))
@@ -226,7 +242,9 @@ struct StoreTests {
                 #expect(reopened.verificationCode == "417203")
             }
             #expect(StoreError.verificationCodeMismatch("t1").failureCode == .document(.initiateDocumentTransactionError))
-            #expect(!StoreError.verificationCodeMismatch("t1").message.contains("000000") && !StoreError.verificationCodeMismatch("t1").message.contains("417203"))
+            #expect(
+                !StoreError.verificationCodeMismatch("t1").message.contains("000000")
+                    && !StoreError.verificationCodeMismatch("t1").message.contains("417203"))
         }
     }
 
@@ -236,7 +254,10 @@ struct StoreTests {
             _ = try await store.openTransaction(newTransaction("t1"))
             _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
             let current = try await store.collect(document("d2", "t1", .selfie), at: t0)
-            guard case .collected(let before, _) = current else { Issue.record("d2 was not collected"); return }
+            guard case .collected(let before, _) = current else {
+                Issue.record("d2 was not collected")
+                return
+            }
             // The model allows SELFIE COLLECTED -> PROCESSED on the state the store remembers: the write's own check
             // refuses d1, which is the GOVERNMENT_ID.
             await #expect(throws: StoreError.unknownDocument("d1")) {
@@ -266,8 +287,9 @@ struct StoreTests {
             #expect(try await store.latestKnown(id: "t1")?.state.documents[.governmentId] == .required)
             #expect(try await store.transaction(id: "t1")?.state.documents[.governmentId] == .collected)
             // On the remembered t1 nothing is collected, and the model refuses the move: decided again on a read.
-            let (processed, _, _) = try await store.finishSubmission(documentId: "d1", type: .governmentId, of: "t1", accepted: true,
-                                                                   error: nil, at: t0)
+            let (processed, _, _) = try await store.finishSubmission(
+                documentId: "d1", type: .governmentId, of: "t1", accepted: true,
+                error: nil, at: t0)
             #expect(processed.state.documents == [.governmentId: .processed, .selfie: .collected])
             // On the remembered t2 the model allows the move; the version check refuses the write, which is decided
             // again on a read: the other process's GOVERNMENT_ID stays collected.
@@ -298,7 +320,8 @@ struct StoreTests {
             // newTransaction sets signals already: a second value does not replace it.
             #expect(try await store.setSignals("other", of: "t1") == "signals-t1")
             #expect(try await store.protectState(of: "t1", as: SampleState.self) == nil)
-            #expect(try await store.updateProtectState(of: "t1", as: SampleState.self) { _ in SampleState(text: "a", at: t0) }
+            #expect(
+                try await store.updateProtectState(of: "t1", as: SampleState.self) { _ in SampleState(text: "a", at: t0) }
                     == SampleState(text: "a", at: t0))
             // Concurrent updates read and write in turn: none is lost.
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -311,7 +334,8 @@ struct StoreTests {
                 }
                 try await group.waitForAll()
             }
-            #expect(try await store.protectState(of: "t1", as: SampleState.self) == SampleState(text: "a" + String(repeating: "b", count: 20), at: t0))
+            #expect(
+                try await store.protectState(of: "t1", as: SampleState.self) == SampleState(text: "a" + String(repeating: "b", count: 20), at: t0))
             await #expect(throws: StoreError.unknownTransaction("nope")) {
                 _ = try await store.updateProtectState(of: "nope", as: SampleState.self) { _ in SampleState(text: "x") }
             }
@@ -394,7 +418,7 @@ struct StoreTests {
             "UPDATE documentStatuses SET status = 'LOST' WHERE transactionId = 't1'",
             "INSERT INTO documents VALUES ('d9', 'nope', 'SELFIE', '{}', 's', 'h', '2026-01-01')",
             "INSERT INTO transitions (transactionId, documentType, fromStatus, toStatus, at, reason) VALUES ('t1', NULL, 'REQUIRED', 'COLLECTED', '2026-01-01', 'x')",
-            "INSERT INTO submissions VALUES ('missing-document', 1, 'ACCEPTED', NULL, '2026-01-01')",
+            "INSERT INTO submissions VALUES ('missing-document', 1, 'ACCEPTED', NULL, '2026-01-01')"
         ] {
             #expect(throws: DatabaseError.self, "\(sql)") { try queue.write { db in try db.execute(sql: sql) } }
         }

@@ -10,8 +10,10 @@ import Testing
 /// anywhere. Whatever is read must be the card's own identity; anything else must be refused.
 @Suite("AAMVA under hostile captures")
 struct AAMVAHostileTests {
-    static let names = ["DAVID", "JORDAN", "ADDAMS", "DACOSTA", "MCDADE", "SMITH", "O'NEIL", "LEE", "DBAUER", "DAQUAN", "DCSEK",
-                        "ANA", "ZHU", "VAN DER BERG", "DAGNY", "DAKOTA", "NGUYEN", "DBBS", "ROSE-MARIE", "DAD"]
+    static let names = [
+        "DAVID", "JORDAN", "ADDAMS", "DACOSTA", "MCDADE", "SMITH", "O'NEIL", "LEE", "DBAUER", "DAQUAN", "DCSEK",
+        "ANA", "ZHU", "VAN DER BERG", "DAGNY", "DAKOTA", "NGUYEN", "DBBS", "ROSE-MARIE", "DAD"
+    ]
 
     struct Card {
         var text: String
@@ -29,22 +31,30 @@ struct AAMVAHostileTests {
         func date(_ y: Int) -> String {
             version == 1 || canadian ? String(format: "%04d%02d%02d", y, month, day) : String(format: "%02d%02d%04d", month, day, y)
         }
-        var elements: [(String, String)] = [("DAQ", number), ("DBB", date(year)), ("DBA", date(expiryYear)), ("DBC", "1"),
-                                            ("DAG", "\(Int.random(in: 1...999, using: &rng)) \(names.randomElement(using: &rng)!) ST"),
-                                            ("DAI", names.randomElement(using: &rng)!), ("DAJ", "NY"), ("DAK", digits(5) + "0000  ")]
+        var elements: [(String, String)] = [
+            ("DAQ", number), ("DBB", date(year)), ("DBA", date(expiryYear)), ("DBC", "1"),
+            ("DAG", "\(Int.random(in: 1...999, using: &rng)) \(names.randomElement(using: &rng)!) ST"),
+            ("DAI", names.randomElement(using: &rng)!), ("DAJ", "NY"), ("DAK", digits(5) + "0000  ")
+        ]
         if version == 1 {
             elements.append(("DAA", "\(last),\(first)"))
         } else {
-            elements += [("DCS", last), ("DAC", first), ("DAD", Bool.random(using: &rng) ? "NONE" : names.randomElement(using: &rng)!),
-                         ("DCG", canadian ? "CAN" : "USA"), ("DCF", digits(12)), ("DBD", date(2024))]
+            elements += [
+                ("DCS", last), ("DAC", first), ("DAD", Bool.random(using: &rng) ? "NONE" : names.randomElement(using: &rng)!),
+                ("DCG", canadian ? "CAN" : "USA"), ("DCF", digits(12)), ("DBD", date(2024))
+            ]
         }
         elements.shuffle(using: &rng)
         var payload = AAMVAPayload(version: version, elements: elements)
         payload.prefixed = Int.random(in: 0..<4, using: &rng) > 0
         if Bool.random(using: &rng) { payload.jurisdiction = nil }
         let iso = { (y: Int) in String(format: "%04d-%02d-%02d", y, month, day) }
-        return Card(text: payload.text, identity: [.lastName: last, .documentNumber: number, .dateOfBirth: iso(year),
-                                                   .dateOfExpiry: iso(expiryYear)])
+        return Card(
+            text: payload.text,
+            identity: [
+                .lastName: last, .documentNumber: number, .dateOfBirth: iso(year),
+                .dateOfExpiry: iso(expiryYear)
+            ])
     }
 
     /// `AAMVA_HOSTILE_SEED` replays or explores another seed; the one used is in every failure's message.

@@ -19,16 +19,18 @@ struct AAMVAVariantTests {
         #expect(try fields(fixture.text) == fixture.expected)
     }
 
-    @Test("damage in transit changes nothing: leading space or newline, | separators, C1 bytes, CR LF, a trimmed final CR (class 3)",
-          arguments: AAMVAFixtures.all, [AAMVATransport.leadingSpace, .leadingNewline, .pipes, .c1AroundSeparators, .crlf, .finalCRTrimmed])
+    @Test(
+        "damage in transit changes nothing: leading space or newline, | separators, C1 bytes, CR LF, a trimmed final CR (class 3)",
+        arguments: AAMVAFixtures.all, [AAMVATransport.leadingSpace, .leadingNewline, .pipes, .c1AroundSeparators, .crlf, .finalCRTrimmed])
     func transport(_ fixture: AAMVAFixture, _ transport: AAMVATransport) throws {
         let text = transport.apply(fixture.text)
         #expect(AAMVARecord.hasHeader(text))
         #expect(try fields(text) == fixture.expected)
     }
 
-    @Test("separators lost on a single line are recovered where the directory's length makes the split unique (class 3)",
-          arguments: ["version 10", "version 5", "version 01, ANSI header, DAA full name with commas, CCYYMMDD dates"])
+    @Test(
+        "separators lost on a single line are recovered where the directory's length makes the split unique (class 3)",
+        arguments: ["version 10", "version 5", "version 01, ANSI header, DAA full name with commas, CCYYMMDD dates"])
     func separatorsStripped(_ name: String) throws {
         let fixture = try #require(AAMVAFixtures.all.first { $0.name == name })
         let text = AAMVATransport.separatorsStripped.apply(fixture.text)
@@ -73,15 +75,17 @@ struct AAMVAVariantTests {
         #expect(try fields(text)[.addressZip] == zip)
     }
 
-    @Test("DAA full names: commas or $, suffixes in their place, spaces on version-01 cards (class 5)", arguments: [
-        ("JOHNSON,JACK,,3RD", "JOHNSON", "JACK", nil, "3RD"),
-        ("SMITH$JANE$Q", "SMITH", "JANE", "Q", nil),
-        ("NOVAK,PETER,JR", "NOVAK", "PETER", nil, "JR"),
-        ("NOVAK,PETER,V", "NOVAK", "PETER", "V", nil),
-        ("JOHN P SMITH", "SMITH", "JOHN", "P", nil),
-        ("JOHN SMITH II", "SMITH", "JOHN", nil, "II"),
-        ("ROBINS ,ANN ", "ROBINS", "ANN", nil, nil),
-    ] as [(String, String, String?, String?, String?)])
+    @Test(
+        "DAA full names: commas or $, suffixes in their place, spaces on version-01 cards (class 5)",
+        arguments: [
+            ("JOHNSON,JACK,,3RD", "JOHNSON", "JACK", nil, "3RD"),
+            ("SMITH$JANE$Q", "SMITH", "JANE", "Q", nil),
+            ("NOVAK,PETER,JR", "NOVAK", "PETER", nil, "JR"),
+            ("NOVAK,PETER,V", "NOVAK", "PETER", "V", nil),
+            ("JOHN P SMITH", "SMITH", "JOHN", "P", nil),
+            ("JOHN SMITH II", "SMITH", "JOHN", nil, "II"),
+            ("ROBINS ,ANN ", "ROBINS", "ANN", nil, nil)
+        ] as [(String, String, String?, String?, String?)])
     func fullNames(_ full: String, _ last: String, _ first: String?, _ middle: String?, _ suffix: String?) throws {
         let text = AAMVAPayload(version: 1, elements: [("DAQ", "N1"), ("DAA", full), ("DBB", "19800101")]).text
         let read = try fields(text)
@@ -96,8 +100,9 @@ struct AAMVAVariantTests {
         let garza = try #require(AAMVAFixtures.all.first { $0.name.contains("unreadable optional element") })
         #expect(try AAMVARecord(parsing: garza.text).reading().warnings == ["AAMVA DBD (date of issue) is not a valid date: dropped"])
         let alberta = try #require(AAMVAFixtures.all.first { $0.name.contains("letters in a subfile offset") })
-        #expect(try AAMVARecord(parsing: alberta.text).warnings
-            == ["AAMVA header: a subfile offset or length is not 4 digits; the subfile was found by its type"])
+        #expect(
+            try AAMVARecord(parsing: alberta.text).warnings
+                == ["AAMVA header: a subfile offset or length is not 4 digits; the subfile was found by its type"])
         let spaced = AAMVATransport.leadingSpace.apply(AAMVAFixtures.expired.text)
         #expect(try AAMVARecord(parsing: spaced).warnings == ["AAMVA data: whitespace or control bytes before the '@' were ignored"])
     }

@@ -66,16 +66,18 @@ struct MRZSpecimenTests {
         #expect(try MRZ(parsing: messy, referenceDate: referenceDate) == MRZ(parsing: Self.td3, referenceDate: referenceDate))
     }
 
-    @Test("a bad check digit is a documentCaptureError naming the field", arguments: [
-        (MRZSpecimenTests.td3, 1, 9, "documentNumber"),
-        (MRZSpecimenTests.td3, 1, 19, "dateOfBirth"),
-        (MRZSpecimenTests.td3, 1, 27, "dateOfExpiry"),
-        (MRZSpecimenTests.td3, 1, 42, "personalIdNumber"),
-        (MRZSpecimenTests.td3, 1, 43, "composite"),
-        (MRZSpecimenTests.td1, 0, 14, "documentNumber"),
-        (MRZSpecimenTests.td1, 1, 29, "composite"),
-        (MRZSpecimenTests.td2, 1, 35, "composite"),
-    ])
+    @Test(
+        "a bad check digit is a documentCaptureError naming the field",
+        arguments: [
+            (MRZSpecimenTests.td3, 1, 9, "documentNumber"),
+            (MRZSpecimenTests.td3, 1, 19, "dateOfBirth"),
+            (MRZSpecimenTests.td3, 1, 27, "dateOfExpiry"),
+            (MRZSpecimenTests.td3, 1, 42, "personalIdNumber"),
+            (MRZSpecimenTests.td3, 1, 43, "composite"),
+            (MRZSpecimenTests.td1, 0, 14, "documentNumber"),
+            (MRZSpecimenTests.td1, 1, 29, "composite"),
+            (MRZSpecimenTests.td2, 1, 35, "composite")
+        ])
     func badCheckDigit(_ specimen: String, line: Int, column: Int, field: String) throws {
         var lines = specimen.split(separator: "\n").map { Array($0) }
         let digit = lines[line][column].wholeNumberValue ?? 0
@@ -88,10 +90,12 @@ struct MRZSpecimenTests {
         #expect(error?.message.contains(field) == true)
     }
 
-    @Test("wrong layouts and characters are refused", arguments: [
-        "", "P<UTO", "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<",
-        "p<utoeriksson<<anna<maria<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7408122F1204159ZE184226B<<<<<10",
-    ])
+    @Test(
+        "wrong layouts and characters are refused",
+        arguments: [
+            "", "P<UTO", "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<",
+            "p<utoeriksson<<anna<maria<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7408122F1204159ZE184226B<<<<<10"
+        ])
     func badLayout(_ text: String) {
         let error = #expect(throws: MRZError.self) { try MRZ(parsing: text, referenceDate: referenceDate) }
         #expect(error?.field == "layout")

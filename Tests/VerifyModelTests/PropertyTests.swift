@@ -6,8 +6,9 @@ import Testing
 
 /// ICAO 9303's check digit, written here independently of the parser under test.
 func icaoCheckDigit(_ text: some Sequence<Character>) -> Int {
-    let values: [Character: Int] = Dictionary(uniqueKeysWithValues:
-        Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ").enumerated().map { ($0.element, $0.offset) })
+    let values: [Character: Int] = Dictionary(
+        uniqueKeysWithValues:
+            Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ").enumerated().map { ($0.element, $0.offset) })
     return text.enumerated().reduce(0) { sum, item in sum + (values[item.element] ?? 0) * [7, 3, 1][item.offset % 3] } % 10
 }
 
@@ -52,7 +53,7 @@ struct GeneratedMRZ: CustomTestStringConvertible {
         var expected: [DocumentKey: String] = [
             .documentNumber: number, .country: state, .nationality: nationality, .dateOfBirth: birth.iso,
             .dateOfExpiry: expiry.iso, .sex: sex == "<" ? "X" : sex, .lastName: surname, .firstName: given[0],
-            .fullName: (given + [surname]).joined(separator: " "),
+            .fullName: (given + [surname]).joined(separator: " ")
         ]
         if given.count > 1 { expected[.middleName] = given[1] }
         var lines: [String]
@@ -63,19 +64,22 @@ struct GeneratedMRZ: CustomTestStringConvertible {
             let optional = word(0...optionalWidth, from: alphanumerics)
             let optionalField = pad(optional, optionalWidth)
             let optionalCheck = format == .td3 ? check(optionalField) : ""
-            var second = number + check(number) + nationality + birth.mrz + check(birth.mrz) + sex
+            var second =
+                number + check(number) + nationality + birth.mrz + check(birth.mrz) + sex
                 + expiry.mrz + check(expiry.mrz) + optionalField + optionalCheck
             let compositeInput = Array(second.prefix(10)) + Array(second.dropFirst(13).prefix(7)) + Array(second.dropFirst(21))
             second += check(String(compositeInput))
             lines = [pad((format == .td3 ? "P<" : "I<") + state + names, format == .td3 ? 44 : 36), second]
-            covered = (0..<9).map { (1, $0) } + (13..<19).map { (1, $0) } + (21..<27).map { (1, $0) }
+            covered =
+                (0..<9).map { (1, $0) } + (13..<19).map { (1, $0) } + (21..<27).map { (1, $0) }
                 + (28..<(28 + optionalWidth)).map { (1, $0) }
             if !optional.isEmpty { expected[.personalIdNumber] = optional }
         case .td1:
             let optional1 = word(0...15, from: alphanumerics), optional2 = word(0...11, from: alphanumerics)
             let first = "I<" + state + number + check(number) + pad(optional1, 15)
             var second = birth.mrz + check(birth.mrz) + sex + expiry.mrz + check(expiry.mrz) + nationality + pad(optional2, 11)
-            let compositeInput = Array(first.dropFirst(5)) + Array(second.prefix(7)) + Array(second.dropFirst(8).prefix(7)) + Array(second.dropFirst(18))
+            let compositeInput =
+                Array(first.dropFirst(5)) + Array(second.prefix(7)) + Array(second.dropFirst(8).prefix(7)) + Array(second.dropFirst(18))
             second += check(String(compositeInput))
             lines = [first, second, names]
             // Optional data 1 is left out: a changed character there can turn into a longer document number.

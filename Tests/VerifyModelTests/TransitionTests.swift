@@ -22,20 +22,21 @@ struct MoveCase: CustomTestStringConvertible, Sendable {
         "OPTIONAL/COLLECTED/process": .processed,
         "OPTIONAL/OPTIONAL/skip": .skipped,
         "REQUIRED/COLLECTED/reject": .required,
-        "OPTIONAL/COLLECTED/reject": .optional,
+        "OPTIONAL/COLLECTED/reject": .optional
     ]
 
     /// Every (status, event) pair a document of each requirement can be in.
     static let all: [MoveCase] = {
         let reachable: [DocumentRequirement: [DocumentStatus]] = [
             .required: [.required, .collected, .processed],
-            .optional: [.optional, .collected, .processed, .skipped],
+            .optional: [.optional, .collected, .processed, .skipped]
         ]
         return [DocumentRequirement.required, .optional].flatMap { requirement in
             reachable[requirement]!.flatMap { status in
                 DocumentEvent.allCases.map { event in
-                    MoveCase(requirement: requirement, status: status, event: event,
-                             expected: legal["\(requirement.rawValue)/\(status.rawValue)/\(event.rawValue)"])
+                    MoveCase(
+                        requirement: requirement, status: status, event: event,
+                        expected: legal["\(requirement.rawValue)/\(status.rawValue)/\(event.rawValue)"])
                 }
             }
         }
@@ -50,10 +51,11 @@ struct TransitionTests {
     @Test("every document move, legal applied and illegal refused", arguments: MoveCase.all)
     func documentMove(_ move: MoveCase) throws {
         // The other document is required and still missing, so the transaction cannot complete here.
-        let state = TransactionState(policy: [.governmentId: move.requirement, .selfie: .required],
-                                     documents: [.governmentId: move.status, .selfie: .required],
-                                     submissionStatus: move.status == .required || move.status == .optional ? .notStarted : .started,
-                                     expiresAt: later)
+        let state = TransactionState(
+            policy: [.governmentId: move.requirement, .selfie: .required],
+            documents: [.governmentId: move.status, .selfie: .required],
+            submissionStatus: move.status == .required || move.status == .optional ? .notStarted : .started,
+            expiresAt: later)
         if let expected = move.expected {
             let (next, transitions) = try state.applying(move.event, to: .governmentId, at: now)
             #expect(next.documents[.governmentId] == expected)
@@ -83,8 +85,11 @@ struct TransitionTests {
     func transactionLifecycle() throws {
         var state = TransactionState(policy: [.governmentId: .required, .selfie: .required, .email: .optional], expiresAt: later)
         var step = try state.applying(.collect, to: .selfie, at: now)
-        #expect(step.transitions == [StatusTransition(subject: .document(.selfie), from: "REQUIRED", to: "COLLECTED"),
-                                     StatusTransition(subject: .transaction, from: "NOT_STARTED", to: "STARTED")])
+        #expect(
+            step.transitions == [
+                StatusTransition(subject: .document(.selfie), from: "REQUIRED", to: "COLLECTED"),
+                StatusTransition(subject: .transaction, from: "NOT_STARTED", to: "STARTED")
+            ])
         state = step.state
         step = try state.applying(.collect, to: .governmentId, at: now)
         #expect(step.transitions.last == StatusTransition(subject: .transaction, from: "STARTED", to: "PROCESS"))
@@ -93,8 +98,11 @@ struct TransitionTests {
         state = try state.applying(.process, to: .selfie, at: now).state
         #expect(state.submissionStatus == .process, "the optional email is neither processed nor skipped yet")
         step = try state.applying(.skip, to: .email, at: now)
-        #expect(step.transitions == [StatusTransition(subject: .document(.email), from: "OPTIONAL", to: "SKIPPED"),
-                                     StatusTransition(subject: .transaction, from: "PROCESS", to: "COMPLETED")])
+        #expect(
+            step.transitions == [
+                StatusTransition(subject: .document(.email), from: "OPTIONAL", to: "SKIPPED"),
+                StatusTransition(subject: .transaction, from: "PROCESS", to: "COMPLETED")
+            ])
         #expect(step.state.submissionStatus == .completed)
     }
 

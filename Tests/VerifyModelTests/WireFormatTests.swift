@@ -17,8 +17,11 @@ struct WireFormatTests {
     func exactNames() throws {
         let data = try JSONEncoder().encode(Self.response)
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(Set(object.keys) == ["transactionId", "documentType", "documentStatus", "documentSubmissionStatus",
-                                     "document", "createdAt", "updatedAt", "expiresAt"])
+        #expect(
+            Set(object.keys) == [
+                "transactionId", "documentType", "documentStatus", "documentSubmissionStatus",
+                "document", "createdAt", "updatedAt", "expiresAt"
+            ])
         #expect(object["documentType"] as? String == "GOVERNMENT_ID")
         #expect(object["documentSubmissionStatus"] as? String == "PROCESS")
         #expect(object["documentStatus"] as? [String: String] == ["GOVERNMENT_ID": "COLLECTED", "SELFIE": "OPTIONAL", "PHONE": "SKIPPED"])
@@ -33,18 +36,21 @@ struct WireFormatTests {
         #expect(try JSONDecoder().decode(DocumentSubmissionResponse.self, from: data) == Self.response)
     }
 
-    @Test("every enum's wire spelling", arguments: [
-        (DocumentStatus.allCases.map(\.rawValue), ["REQUIRED", "OPTIONAL", "COLLECTED", "PROCESSED", "SKIPPED"]),
-        (DocumentSubmissionStatus.allCases.map(\.rawValue), ["NOT_STARTED", "STARTED", "PROCESS", "COMPLETED"]),
-        (DocumentType.allCases.map(\.rawValue), ["GOVERNMENT_ID", "SELFIE", "EMAIL", "PHONE", "VOICE"]),
-    ])
+    @Test(
+        "every enum's wire spelling",
+        arguments: [
+            (DocumentStatus.allCases.map(\.rawValue), ["REQUIRED", "OPTIONAL", "COLLECTED", "PROCESSED", "SKIPPED"]),
+            (DocumentSubmissionStatus.allCases.map(\.rawValue), ["NOT_STARTED", "STARTED", "PROCESS", "COMPLETED"]),
+            (DocumentType.allCases.map(\.rawValue), ["GOVERNMENT_ID", "SELFIE", "EMAIL", "PHONE", "VOICE"])
+        ])
     func spellings(_ actual: [String], _ expected: [String]) {
         #expect(actual == expected)
     }
 
     @Test("unknown document keys and types are refused when decoding")
     func unknownNames() {
-        let badKey = #"{"transactionId":"t","documentType":"SELFIE","documentStatus":{},"documentSubmissionStatus":"STARTED","document":{"favouriteColour":"blue"},"createdAt":"2026-11-22T00:00:00Z","updatedAt":"2026-11-22T00:00:00Z","expiresAt":"2026-11-22T00:00:00Z"}"#
+        let badKey =
+            #"{"transactionId":"t","documentType":"SELFIE","documentStatus":{},"documentSubmissionStatus":"STARTED","document":{"favouriteColour":"blue"},"createdAt":"2026-11-22T00:00:00Z","updatedAt":"2026-11-22T00:00:00Z","expiresAt":"2026-11-22T00:00:00Z"}"#
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(DocumentSubmissionResponse.self, from: Data(badKey.utf8)) }
         let badType = badKey.replacingOccurrences(of: #""documentStatus":{}"#, with: #""documentStatus":{"PASSPORT":"REQUIRED"}"#)
             .replacingOccurrences(of: "favouriteColour", with: "email")

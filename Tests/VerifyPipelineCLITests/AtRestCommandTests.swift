@@ -34,11 +34,14 @@ enum SampleStore: String, CaseIterable, Sendable {
 struct AtRestCommandTests {
     static let samples = CLIRunner.root.appendingPathComponent("Samples/batch").path
     /// The identity values the issue names, and the raw MRZ and barcode text that hold them.
-    static let identityKeys = ["firstName", "middleName", "lastName", "fullName", "dateOfBirth", "documentNumber", "mrzData", "barcode",
-                               "addressStreet", "email", "phone"]
+    static let identityKeys = [
+        "firstName", "middleName", "lastName", "fullName", "dateOfBirth", "documentNumber", "mrzData", "barcode",
+        "addressStreet", "email", "phone"
+    ]
 
-    @Test("the sample batch with encryption on: no sample name, birth date, document number or verification code in the store's bytes; status and re-runs as before",
-          arguments: SampleStore.allCases)
+    @Test(
+        "the sample batch with encryption on: no sample name, birth date, document number or verification code in the store's bytes; status and re-runs as before",
+        arguments: SampleStore.allCases)
     func sampleBatchSealed(_ kind: SampleStore) async throws {
         let folder = try temporaryFolder("at-rest-samples")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -53,16 +56,18 @@ struct AtRestCommandTests {
             let document = object["document"] as? [String: String] ?? [:]
             for key in Self.identityKeys { if let value = document[key] { values.insert(value) } }
         }
-        values.formUnion(try await StoreLocation(parsing: clear).withStore(create: false) { store in
-            var codes: [String] = []
-            for summary in try await store.transactions(status: nil) {
-                if let code = try await store.transaction(id: summary.id)?.verificationCode { codes.append(code) }
-            }
-            return codes
-        })
+        values.formUnion(
+            try await StoreLocation(parsing: clear).withStore(create: false) { store in
+                var codes: [String] = []
+                for summary in try await store.transactions(status: nil) {
+                    if let code = try await store.transaction(id: summary.id)?.verificationCode { codes.append(code) }
+                }
+                return codes
+            })
         // Raw MRZ and barcode text is kept as JSON, its line breaks and separators escaped: look for the runs between them.
-        values = Set(values.flatMap { $0.split(whereSeparator: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true }) }
-            .map(String.init).filter { $0.count >= 4 })
+        values = Set(
+            values.flatMap { $0.split(whereSeparator: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true }) }
+                .map(String.init).filter { $0.count >= 4 })
         #expect(values.count >= 30, "\(values.count) values")
         let clearBytes = try await storeBytes(clear)
         for value in values { #expect(clearBytes.range(of: Data(value.utf8)) != nil, "the control store lacks \(value.count) bytes of a value") }
@@ -79,8 +84,9 @@ struct AtRestCommandTests {
         #expect(list.status == 0)
         #expect(list.lines.count == 10 && list.lines.dropFirst().allSatisfy { $0.contains(" sealed ") }, "\(list.stdout)")
         let one = try await CLIRunner.run(["status", "txn-batch-001", "--json", "--store", store])
-        #expect(one.status == 0 && one.stdout.contains(#""data":"sealed""#) && one.stdout.contains(#""documentSubmissionStatus":"COMPLETED""#),
-                "\(one.stdout)\(one.stderr)")
+        #expect(
+            one.status == 0 && one.stdout.contains(#""data":"sealed""#) && one.stdout.contains(#""documentSubmissionStatus":"COMPLETED""#),
+            "\(one.stdout)\(one.stderr)")
         let again = try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"])
         #expect(again.stderr.contains("15 documents (3 failed, 12 already submitted), 9 transactions (6 completed)"), "\(again.stderr)")
     }
@@ -100,10 +106,11 @@ struct AtRestCommandTests {
             (["VERIFY_PIPELINE_STORE_KEY": Data(count: 32).base64EncodedString()], ["run", Self.samples], "holds one byte repeated, not a key"),
             (["VERIFY_PIPELINE_STORE_KEY": String(repeating: "ab", count: 32)], ["status"], "holds one byte repeated, not a key"),
             (["VERIFY_PIPELINE_STORE_KEY": ""], ["status"], "is encrypted: set VERIFY_PIPELINE_STORE_KEY"),
-            (["VERIFY_PIPELINE_STORE_KEY": wrong], ["status", "txn-batch-001"], "does not open"),
+            (["VERIFY_PIPELINE_STORE_KEY": wrong], ["status", "txn-batch-001"], "does not open")
         ] {
-            let outcome = try await CLIRunner.run(arguments + ["--store", store, "--omit-images"].filter { arguments[0] == "run" || $0 != "--omit-images" },
-                                                  environment: environment)
+            let outcome = try await CLIRunner.run(
+                arguments + ["--store", store, "--omit-images"].filter { arguments[0] == "run" || $0 != "--omit-images" },
+                environment: environment)
             #expect(outcome.status == 2, "\(arguments) \(outcome.stderr)")
             #expect(outcome.stdout.isEmpty)
             let lines = outcome.stderr.split(separator: "\n")
@@ -126,12 +133,17 @@ struct AtRestCommandTests {
 
     /// Defect 16 of issue 29: a process writing in clear went on inserting clear rows into the store `store encrypt`
     /// had just sealed, which then did not open.
-    @Test("store encrypt while a process writes in clear: PostgreSQL refuses to encrypt; on SQLite the writer stops writing", arguments: SampleStore.allCases)
+    @Test(
+        "store encrypt while a process writes in clear: PostgreSQL refuses to encrypt; on SQLite the writer stops writing",
+        arguments: SampleStore.allCases)
     func encryptUnderAClearWriter(_ kind: SampleStore) async throws {
         let folder = try temporaryFolder("encrypt-writer")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = try await kind.fresh(folder, "s")
-        let unsealed = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}\nstore:\n  encryption: {enabled: false}\n")
+        let unsealed = try pipelineFile(
+            folder,
+            "policy:\n  documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}\nstore:\n  encryption: {enabled: false}\n"
+        )
         func line(_ n: Int) -> String {
             #"{"id":"w\#(n)","qr":"https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=clear-\#(n)&code=QXZC\#(n)","type":"EMAIL","email":"qxz\#(n)@example.com"}"#
         }
@@ -182,12 +194,18 @@ struct AtRestCommandTests {
         #expect(try await CLIRunner.run(["store", "encrypt", "--store", store]).stderr.contains("encrypted already"))
 
         let newKey = Data((0..<32).map { UInt8(truncatingIfNeeded: 0x42 &+ $0 &* 37) }).base64EncodedString()
-        let rotate = try await CLIRunner.run(["store", "rotate-key", "--new-key-env", "NEW_TEST_KEY", "--store", store],
-                                             environment: ["NEW_TEST_KEY": newKey])
-        #expect(rotate.status == 0 && rotate.stderr.contains("sealed 22 values of \(store) again under a new data key wrapped by the key in NEW_TEST_KEY; the key in VERIFY_PIPELINE_STORE_KEY opens none of them"), "\(rotate.stderr)")
+        let rotate = try await CLIRunner.run(
+            ["store", "rotate-key", "--new-key-env", "NEW_TEST_KEY", "--store", store],
+            environment: ["NEW_TEST_KEY": newKey])
+        #expect(
+            rotate.status == 0
+                && rotate.stderr.contains(
+                    "sealed 22 values of \(store) again under a new data key wrapped by the key in NEW_TEST_KEY; the key in VERIFY_PIPELINE_STORE_KEY opens none of them"
+                ), "\(rotate.stderr)")
         #expect(try await CLIRunner.run(["status", "--store", store]).status == 2)
-        let reopened = try await CLIRunner.run(["status", "txn-batch-004", "--store", store, "--key-env", "NEW_TEST_KEY"],
-                                               environment: ["NEW_TEST_KEY": newKey])
+        let reopened = try await CLIRunner.run(
+            ["status", "txn-batch-004", "--store", store, "--key-env", "NEW_TEST_KEY"],
+            environment: ["NEW_TEST_KEY": newKey])
         #expect(reopened.status == 0 && reopened.stdout.contains("data     sealed"), "\(reopened.stderr)")
 
         // Keep the data of the newest two transactions: the other completed ones are purged.
@@ -202,7 +220,9 @@ struct AtRestCommandTests {
         var completed = 0
         for id in purge.lines {
             let purged = try await CLIRunner.run(["status", id, "--store", store], environment: environment)
-            #expect(purged.stdout.contains("data     purged at ") && purged.stdout.contains("(identity data purged (retention count 2))"), "\(purged.stdout)")
+            #expect(
+                purged.stdout.contains("data     purged at ") && purged.stdout.contains("(identity data purged (retention count 2))"),
+                "\(purged.stdout)")
             if purged.stdout.contains("Transaction \(id)  COMPLETED") { completed += 1 }
         }
         #expect(completed >= 2)
@@ -250,14 +270,16 @@ struct AtRestCommandTests {
         let folder = try temporaryFolder("at-rest-rotate")
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: (0..<150).map { "rot-\($0)" }, phone: false, selfie: true)
-        let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: REQUIRED, GOVERNMENT_ID: DISABLED, PHONE: DISABLED}\n")
+        let pipeline = try pipelineFile(
+            folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: REQUIRED, GOVERNMENT_ID: DISABLED, PHONE: DISABLED}\n")
         let enqueue = try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline])
         #expect(enqueue.status == 0 && enqueue.stderr.contains("300 documents queued"), "\(enqueue.stderr)")
 
         // Paced: the worker cannot finish its 300 documents while the test holds its output, so it is connected when
         // the rotation is tried.
-        let worker = try InteractiveProcess(["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"],
-                                            paced: true)
+        let worker = try InteractiveProcess(
+            ["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"],
+            paced: true)
         var printed = 0, results = ""
         while printed < 40, let line = await worker.nextLine() {
             results += line
@@ -271,8 +293,11 @@ struct AtRestCommandTests {
         let rotateArguments = ["store", "rotate-key", "--new-key-env", "ROTATED_KEY", "--store", store]
         #expect(worker.process.isRunning)
         let refused = try await CLIRunner.run(rotateArguments, environment: ["ROTATED_KEY": newKey])
-        #expect(refused.status == 2 && refused.stderr.contains("other session(s) connected (a worker, a run, serve): stop every process using the store, then rotate its key"),
-                "\(refused.stderr)")
+        #expect(
+            refused.status == 2
+                && refused.stderr.contains(
+                    "other session(s) connected (a worker, a run, serve): stop every process using the store, then rotate its key"),
+            "\(refused.stderr)")
         #expect(refused.stderr.split(separator: "\n").count == 1)
         while printed < 300, await worker.nextLine() != nil { printed += 1 }
         #expect(await worker.waitForExit(timeout: 180))

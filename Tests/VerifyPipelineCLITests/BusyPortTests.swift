@@ -24,11 +24,14 @@ struct BusyPortTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
         let bind = "127.0.0.1:\(holder.port)"
-        Self.expectRefused(try await CLIRunner.run(["run", "Samples/batch", "--store", store, "--metrics-bind", bind]),
-                           port: holder.port, option: "--metrics-bind")
-        let line = #"{"id":"s1","qr":"https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=busy-1&code=7","type":"EMAIL","email":"a@example.com"}"#
-        Self.expectRefused(try await CLIRunner.run(["stream", "--store", store, "--metrics-bind", bind], stdin: line + "\n"),
-                           port: holder.port, option: "--metrics-bind")
+        Self.expectRefused(
+            try await CLIRunner.run(["run", "Samples/batch", "--store", store, "--metrics-bind", bind]),
+            port: holder.port, option: "--metrics-bind")
+        let line =
+            #"{"id":"s1","qr":"https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=busy-1&code=7","type":"EMAIL","email":"a@example.com"}"#
+        Self.expectRefused(
+            try await CLIRunner.run(["stream", "--store", store, "--metrics-bind", bind], stdin: line + "\n"),
+            port: holder.port, option: "--metrics-bind")
         let opened = try await StoreLocation(parsing: store).withStore(create: false, encryption: CLIRunner.storeEncryption) { store in
             try await store.transactions(status: nil).count
         }
@@ -42,8 +45,9 @@ struct BusyPortTests {
         let store = try await freshPostgresStore()
         let enqueue = try await CLIRunner.run(["enqueue", "Samples/batch", "--store", store])
         #expect(enqueue.status == 0, "\(enqueue.stderr)")
-        Self.expectRefused(try await CLIRunner.run(["worker", "--exit-when-empty", "--store", store, "--metrics-bind", "127.0.0.1:\(holder.port)"]),
-                           port: holder.port, option: "--metrics-bind")
+        Self.expectRefused(
+            try await CLIRunner.run(["worker", "--exit-when-empty", "--store", store, "--metrics-bind", "127.0.0.1:\(holder.port)"]),
+            port: holder.port, option: "--metrics-bind")
         let queued = try #require(Int(try await TestPostgres.text(store, "SELECT count(*)::text FROM work_items WHERE state = 'QUEUED'") ?? ""))
         let all = try #require(Int(try await TestPostgres.text(store, "SELECT count(*)::text FROM work_items") ?? ""))
         #expect(all > 0 && queued == all, "\(queued) of \(all) items queued: none claimed")
@@ -57,7 +61,8 @@ struct BusyPortTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
         #expect(try await CLIRunner.run(["run", "Samples/batch", "--store", store, "--omit-images"]).status == 1)
-        Self.expectRefused(try await CLIRunner.run(["serve", "--store", store, "--bind", "127.0.0.1:\(holder.port)"]),
-                           port: holder.port, option: "--bind")
+        Self.expectRefused(
+            try await CLIRunner.run(["serve", "--store", store, "--bind", "127.0.0.1:\(holder.port)"]),
+            port: holder.port, option: "--bind")
     }
 }

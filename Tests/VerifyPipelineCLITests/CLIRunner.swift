@@ -42,15 +42,19 @@ struct CLIRunner {
     }
 
     /// Runs the CLI to its end, waiting off the cooperative pool.
-    static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:],
-                    stdin: String? = nil, executable: URL = executable) async throws -> Outcome {
+    static func run(
+        _ arguments: [String], in directory: URL = root, environment: [String: String] = [:],
+        stdin: String? = nil, executable: URL = executable
+    ) async throws -> Outcome {
         try await offCooperativePool {
             try runBlocking(arguments, in: directory, environment: environment, stdin: stdin, executable: executable)
         }
     }
 
-    private static func runBlocking(_ arguments: [String], in directory: URL, environment: [String: String],
-                                    stdin: String?, executable: URL) throws -> Outcome {
+    private static func runBlocking(
+        _ arguments: [String], in directory: URL, environment: [String: String],
+        stdin: String?, executable: URL
+    ) throws -> Outcome {
         let process = Process()
         process.environment = Self.environment.merging(environment) { $1 }
         process.executableURL = executable
@@ -70,7 +74,8 @@ struct CLIRunner {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                       stderr: String(decoding: stderr, as: UTF8.self))
+        return Outcome(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
     }
 }

@@ -15,10 +15,12 @@ struct ConcurrentRunsTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("300 documents, 5 processes started together, then the same with one SIGKILLed midway",
-          arguments: Store.allCases, [false, true])
+    @Test(
+        "300 documents, 5 processes started together, then the same with one SIGKILLed midway",
+        arguments: Store.allCases, [false, true])
     func fiveProcesses(store: Store, killOne: Bool) async throws {
-        let seed = ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_SEED"].flatMap(UInt64.init)
+        let seed =
+            ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_SEED"].flatMap(UInt64.init)
             ?? UInt64.random(in: 1...UInt64.max >> 1)
         var random = SeededGenerator(seed: seed)
         let server = try LoopbackServer(latency: .milliseconds(2))
@@ -29,15 +31,18 @@ struct ConcurrentRunsTests {
         // Without a kill, no attempt may time out (a retry would be a second request, answered 409): a generous
         // timeout on a loaded machine. With one, the lease it sets is how long the survivors wait to take over.
         let timeout = killOne ? 2 : 10
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             policy:
               documents: {EMAIL: REQUIRED, PHONE: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: \(timeout), retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 50}}
             """)
-        let location = switch store {
-        case .sqlite: folder.appendingPathComponent("store.sqlite").path
-        case .postgres: try await TestPostgres.freshDatabase(prefix: "five")
-        }
+        let location =
+            switch store {
+            case .sqlite: folder.appendingPathComponent("store.sqlite").path
+            case .postgres: try await TestPostgres.freshDatabase(prefix: "five")
+            }
         let arguments = ["run", batch.path, "--store", location, "--pipeline", pipeline, "--omit-images"]
         let processes = try (0..<5).map { _ in try InteractiveProcess(arguments) }
         let killAfter = Int.random(in: 5...150, using: &random)
@@ -56,8 +61,9 @@ struct ConcurrentRunsTests {
         let keys = server.keys
         let acceptedOnce = keys.filter { server.acceptedCount(forKey: $0) == 1 }.count
         let requests = server.requests.count
-        print("[\(store), \(killOne ? "one killed" : "none killed")] \(keys.count) keys, \(acceptedOnce) accepted exactly once, "
-              + "\(requests) requests (\(context))")
+        print(
+            "[\(store), \(killOne ? "one killed" : "none killed")] \(keys.count) keys, \(acceptedOnce) accepted exactly once, "
+                + "\(requests) requests (\(context))")
         #expect(keys.count == 300, "\(context)")
         #expect(acceptedOnce == 300, "\(context)")
         #expect(keys.allSatisfy { server.acceptedCount(forKey: $0) <= 1 }, "\(context)")
@@ -77,7 +83,9 @@ struct ConcurrentRunsTests {
         let folder = try temporaryFolder("waiter")
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: ["slowbad-1"], phone: false)
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             policy:
               documents: {EMAIL: REQUIRED, PHONE: DISABLED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 10}
@@ -96,7 +104,10 @@ struct ConcurrentRunsTests {
         #expect(first.process.terminationStatus == 1 && second.process.terminationStatus == 1)
         let lines = try answers.flatMap { try resultLines($0) }
         #expect(lines.count == 2 && lines.allSatisfy { $0.error?.code == "submissionError" })
-        #expect(lines.contains { $0.error?.message == "sent by another process at the same time, which failed: "
-                                     + "submissionError: the submission endpoint answered HTTP 400" }, "\(answers)")
+        #expect(
+            lines.contains {
+                $0.error?.message == "sent by another process at the same time, which failed: "
+                    + "submissionError: the submission endpoint answered HTTP 400"
+            }, "\(answers)")
     }
 }

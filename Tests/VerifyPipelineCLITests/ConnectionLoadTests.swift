@@ -118,14 +118,18 @@ struct ConnectionLoadTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = try LoopbackServer()
         defer { server.shutdown() }
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             policy:
               documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 30}
             """)
         let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
-        let stream = try InteractiveProcess(["stream", "--store", store, "--pipeline", pipeline, "--metrics-bind", "127.0.0.1:0",
-                                             "--idle-timeout", "600"])
+        let stream = try InteractiveProcess([
+            "stream", "--store", store, "--pipeline", pipeline, "--metrics-bind", "127.0.0.1:0",
+            "--idle-timeout", "600"
+        ])
         defer { kill(stream.process.processIdentifier, SIGKILL) }
         let port = try await announcedPort(stream)
         let idle = try await IdleConnections(port: port, count: 2_000, timeout: 2)

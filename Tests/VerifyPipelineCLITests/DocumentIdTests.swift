@@ -25,8 +25,9 @@ func unkeyedForms(transactionId: String, type: String, document: [String: String
 struct DocumentIdTests {
     static let policy = "policy:\n  documents: {EMAIL: REQUIRED, PHONE: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}\n"
 
-    @Test("the unkeyed id and content hash of a document are nowhere in the store, the results, status or the API; ids are stable on one store and differ between stores",
-          arguments: SampleStore.allCases)
+    @Test(
+        "the unkeyed id and content hash of a document are nowhere in the store, the results, status or the API; ids are stable on one store and differ between stores",
+        arguments: SampleStore.allCases)
     func keyed(_ kind: SampleStore) async throws {
         let folder = try temporaryFolder("document-ids")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -77,8 +78,9 @@ struct DocumentIdTests {
         #expect(Set(elsewhere.compactMap(\.documentId)).isDisjoint(with: Set(lines.compactMap(\.documentId))))
     }
 
-    @Test("a store an earlier version wrote (unkeyed ids) is renamed when it opens: a re-run submits nothing twice and the old ids are gone",
-          arguments: SampleStore.allCases)
+    @Test(
+        "a store an earlier version wrote (unkeyed ids) is renamed when it opens: a re-run submits nothing twice and the old ids are gone",
+        arguments: SampleStore.allCases)
     func earlierStore(_ kind: SampleStore) async throws {
         let folder = try temporaryFolder("document-ids-earlier")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -96,8 +98,9 @@ struct DocumentIdTests {
         var earlierIds: [String] = []
         let postgres = kind == .postgres
         for line in first {
-            let forms = unkeyedForms(transactionId: try #require(line.transactionId), type: try #require(line.documentType),
-                                     document: try #require(line.document))
+            let forms = unkeyedForms(
+                transactionId: try #require(line.transactionId), type: try #require(line.documentType),
+                document: try #require(line.document))
             let id = try #require(line.documentId)
             earlierIds.append(forms[0])
             if postgres {

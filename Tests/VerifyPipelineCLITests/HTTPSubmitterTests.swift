@@ -15,7 +15,9 @@ struct HTTPSubmitterTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let scenarios = ["accept-1", "flaky-1", "conflict-1", "bad-1", "slow-1", "drop-1", "partial-1"]
         let batch = try fieldBatch(folder, transactions: scenarios)
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             policy:
               documents: {EMAIL: REQUIRED, PHONE: DISABLED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
             submitter:
@@ -34,11 +36,11 @@ struct HTTPSubmitterTests {
         let expected: [String: (status: String, requests: Int, accepted: Int, error: String?)] = [
             "accept-1": ("PROCESSED", 1, 1, nil),
             "flaky-1": ("PROCESSED", 3, 1, nil),
-            "conflict-1": ("PROCESSED", 1, 0, nil),        // the API says it has it already: not sent again
-            "bad-1": ("REQUIRED", 1, 0, "submissionError"), // permanent: back to its policy status
-            "slow-1": ("PROCESSED", 2, 1, nil),            // timed out, retried, the API answered 409
-            "drop-1": ("PROCESSED", 2, 1, nil),            // connection dropped before any answer, retried, 409
-            "partial-1": ("PROCESSED", 1, 1, nil),         // 201, body cut short: the status was the answer
+            "conflict-1": ("PROCESSED", 1, 0, nil),  // the API says it has it already: not sent again
+            "bad-1": ("REQUIRED", 1, 0, "submissionError"),  // permanent: back to its policy status
+            "slow-1": ("PROCESSED", 2, 1, nil),  // timed out, retried, the API answered 409
+            "drop-1": ("PROCESSED", 2, 1, nil),  // connection dropped before any answer, retried, 409
+            "partial-1": ("PROCESSED", 1, 1, nil)  // 201, body cut short: the status was the answer
         ]
         let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
         for line in lines {
@@ -72,15 +74,18 @@ struct HTTPSubmitterTests {
         let folder = try temporaryFolder("http-token")
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: ["accept-token"])
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1", tokenEnv: TEST_VERIFY_TOKEN}
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
         let missing = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline], environment: ["TEST_VERIFY_TOKEN": ""])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("'submitter.tokenEnv' names TEST_VERIFY_TOKEN, which is not set"))
-        let run = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline],
-                                    environment: ["TEST_VERIFY_TOKEN": "s3cr3t-t0ken"])
+        let run = try await CLIRunner.run(
+            ["run", batch.path, "--store", store, "--pipeline", pipeline],
+            environment: ["TEST_VERIFY_TOKEN": "s3cr3t-t0ken"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(server.requests.count == 2)
         #expect(server.requests.allSatisfy { $0.headers["authorization"] == "Bearer s3cr3t-t0ken" })
@@ -93,7 +98,9 @@ struct HTTPSubmitterTests {
         let folder = try temporaryFolder("http-kill")
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: (0..<150).map { "accept-\($0)" })
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             policy:
               documents: {EMAIL: REQUIRED, PHONE: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5}
@@ -140,7 +147,9 @@ struct ProtectSignalsTests {
         let folder = try temporaryFolder("protect-shared")
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: ["accept-a", "accept-b"], selfie: true)
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             protect:
               enabled: true
               envId: env-123
@@ -171,7 +180,11 @@ struct ProtectSignalsTests {
         #expect(risk.count == 2, "one risk evaluation per transaction")
         let event = try #require(try JSONSerialization.jsonObject(with: risk[0].body) as? [String: Any])
         let data = ((event["event"] as? [String: Any])?["sdk"] as? [String: Any]).flatMap { ($0["signals"] as? [String: String])?["data"] }
-        #expect(data != nil && Set(Self.signalsOfSubmissions(server, transaction: "accept-a") + Self.signalsOfSubmissions(server, transaction: "accept-b")).contains(data!))
+        #expect(
+            data != nil
+                && Set(Self.signalsOfSubmissions(server, transaction: "accept-a") + Self.signalsOfSubmissions(server, transaction: "accept-b"))
+                    .contains(data!)
+        )
     }
 
     @Test("behavioural data is absent when disabled")
@@ -181,7 +194,9 @@ struct ProtectSignalsTests {
         let folder = try temporaryFolder("protect-nobehavior")
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: ["accept-n"])
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             protect: {enabled: true, envId: env-1, isBehavioralDataCollection: false}
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1"}
             """)
@@ -190,14 +205,18 @@ struct ProtectSignalsTests {
         let payloads = Self.signalsOfSubmissions(server, transaction: "accept-n")
         #expect(payloads.count == 2 && Set(payloads).count == 1)
         #expect(SignalsPayload(data: payloads[0])?.behavior == nil)
-        #expect(try await SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption).protectState(of: "accept-n", as: ProtectState.self)?.behavior == nil)
+        #expect(
+            try await SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption).protectState(
+                of: "accept-n", as: ProtectState.self)?.behavior == nil)
     }
 
     @Test("with pauseBehavioralDataOnSuccess, behavioural data stops growing once the transaction completes", arguments: [true, false])
     func pauseOnSuccess(pause: Bool) async throws {
         let folder = try temporaryFolder("protect-pause")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             policy:
               documents: {EMAIL: REQUIRED, PHONE: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: OPTIONAL}
             protect: {enabled: true, envId: env-1, pauseBehavioralDataOnSuccess: \(pause)}
@@ -234,13 +253,18 @@ struct LogPrivacyTests {
         defer { server.shutdown() }
         let folder = try temporaryFolder("log-privacy")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             protect: {enabled: true, envId: env-1, isConsoleLogEnabled: true, customHost: "\(server.baseURL)"}
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1", tokenEnv: TEST_LOG_TOKEN}
             """)
-        let run = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
-                                     "--pipeline", pipeline, "--log-level", "trace"],
-                                    environment: ["TEST_LOG_TOKEN": "tok-9f8e7d6c5b4a"])
+        let run = try await CLIRunner.run(
+            [
+                "run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
+                "--pipeline", pipeline, "--log-level", "trace"
+            ],
+            environment: ["TEST_LOG_TOKEN": "tok-9f8e7d6c5b4a"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("protect: signals collected"), "the debug logs are really there")
         #expect(server.requests.count >= 9)
@@ -249,7 +273,7 @@ struct LogPrivacyTests {
             "1983", "07041983", "1990-11-20", "11201990", "880214", "1988",
             "D12345678", "T64-220-019", "X4R7T2B90", "ZE184226B",
             "tok-9f8e7d6c5b4a", "Bearer",
-            "/9j/", "iVBORw0KGgo",
+            "/9j/", "iVBORw0KGgo"
         ]
         for value in forbidden {
             #expect(!run.stderr.contains(value), "the logs contain \(value)")

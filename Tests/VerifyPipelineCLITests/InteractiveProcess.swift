@@ -102,10 +102,10 @@ final class InteractiveProcess: Sendable {
         demand.signal()
         // The pipes end when the process (and any child holding them) is gone; their last bytes may still be in flight.
         if !readersDone.withLock({ $0 }),
-           drained.wait(timeout: .now() + 5) == .success, drained.wait(timeout: .now() + 5) == .success {
+            drained.wait(timeout: .now() + 5) == .success, drained.wait(timeout: .now() + 5) == .success
+        {
             readersDone.withLock { $0 = true }
         }
         return true
     }
 }
-

@@ -17,7 +17,9 @@ struct NoSecretsInMessagesTests {
         defer { server.shutdown() }
         let folder = try temporaryFolder("no-secrets-stream")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             policy:
               documents: {GOVERNMENT_ID: REQUIRED, SELFIE: OPTIONAL, EMAIL: OPTIONAL, PHONE: OPTIONAL}
             submitter:
@@ -37,42 +39,84 @@ struct NoSecretsInMessagesTests {
         func json(_ object: [String: Any]) throws -> String {
             String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
         }
-        let brokenNumberCheck = String(valid.prefix(9)) + (valid[valid.index(valid.startIndex, offsetBy: 9)] == "0" ? "1" : "0")
+        let brokenNumberCheck =
+            String(valid.prefix(9)) + (valid[valid.index(valid.startIndex, offsetBy: 9)] == "0" ? "1" : "0")
             + String(valid.dropFirst(10))
         let lines: [(id: String, code: String?, line: String)] = [
-            ("accepted", nil, try json(["id": "accepted", "qr": qr("accept-sweep", "CODEQXZ0001"), "type": "GOVERNMENT_ID",
-                                        "mrz": mrz(line1, valid)])),
-            ("other-code", "initiateDocumentTransactionError",
-             try json(["id": "other-code", "qr": qr("accept-sweep", "CODEQXZ0002"), "type": "EMAIL", "email": "qxz.secret@example.com"])),
-            ("check-digit", "documentCaptureError",
-             try json(["id": "check-digit", "qr": qr("digit-sweep", "CODEQXZ0003"), "type": "GOVERNMENT_ID",
-                       "mrz": mrz(line1, brokenNumberCheck)])),
-            ("not-a-date", "documentCaptureError",
-             try json(["id": "not-a-date", "qr": qr("date-sweep", "CODEQXZ0004"), "type": "GOVERNMENT_ID",
-                       "mrz": mrz(line1, Self.td3Line2(number: "QXZ123456", birth: "74QXZ2", expiry: "351231"))])),
-            ("bad-character", "documentCaptureError",
-             try json(["id": "bad-character", "qr": qr("char-sweep", "CODEQXZ0005"), "type": "GOVERNMENT_ID",
-                       "mrz": mrz(line1.lowercased(), valid)])),
-            ("disagree", "documentCaptureError",
-             try json(["id": "disagree", "qr": qr("conflict-sweep", "CODEQXZ0006"), "type": "GOVERNMENT_ID",
-                       "mrz": mrz(line1, valid), "fields": ["lastName": "QXZOTHERSURNAME"]])),
-            ("base64", "documentCaptureError",
-             try json(["id": "base64", "qr": qr("image-sweep", "CODEQXZ0007"), "type": "SELFIE", "selfie": "QXZ!!"])),
-            ("expired", "documentSubmissionTimeoutError",
-             try json(["id": "expired", "qr": qr("expired-sweep", "CODEQXZ0008"), "type": "EMAIL", "email": "qxz.secret@example.com",
-                       "createdAt": "2020-01-01T00:00:00Z", "expiresAt": "2020-01-01T00:30:00Z"])),
-            ("unsafe-code", "invalidQR",
-             try json(["id": "unsafe-code", "qr": qr("unsafe-sweep", "QXZ%1B%5B2J"), "type": "EMAIL", "email": "qxz.secret@example.com"])),
-            ("bad-timestamp", "invalidKeyMap",
-             try json(["id": "bad-timestamp", "qr": qr("time-sweep", "CODEQXZ0009"), "type": "EMAIL", "email": "qxz.secret@example.com",
-                       "createdAt": "QXZ-not-a-date"])),
-            ("rejected", "submissionError",
-             try json(["id": "rejected", "qr": qr("bad-sweep", "CODEQXZ0010"), "type": "EMAIL", "email": "qxz.secret@example.com"])),
-            ("gave-up", "submissionError",
-             try json(["id": "gave-up", "qr": qr("flaky-sweep", "CODEQXZ0011"), "type": "PHONE", "phone": "+1 555 0100 QXZ"])),
-            ("outside", "documentCaptureError",
-             try json(["id": "outside", "qr": qr("path-sweep", "CODEQXZ0012"), "type": "SELFIE", "selfiePath": "/etc/shadow"])),
-            ("line-14", "invalidKeyMap", #"{"id":"cut","qr":"\#(qr("cut-sweep", "CODEQXZ0013"))","email":"qxz.secret@example.com""#),
+            (
+                "accepted", nil,
+                try json([
+                    "id": "accepted", "qr": qr("accept-sweep", "CODEQXZ0001"), "type": "GOVERNMENT_ID",
+                    "mrz": mrz(line1, valid)
+                ])
+            ),
+            (
+                "other-code", "initiateDocumentTransactionError",
+                try json(["id": "other-code", "qr": qr("accept-sweep", "CODEQXZ0002"), "type": "EMAIL", "email": "qxz.secret@example.com"])
+            ),
+            (
+                "check-digit", "documentCaptureError",
+                try json([
+                    "id": "check-digit", "qr": qr("digit-sweep", "CODEQXZ0003"), "type": "GOVERNMENT_ID",
+                    "mrz": mrz(line1, brokenNumberCheck)
+                ])
+            ),
+            (
+                "not-a-date", "documentCaptureError",
+                try json([
+                    "id": "not-a-date", "qr": qr("date-sweep", "CODEQXZ0004"), "type": "GOVERNMENT_ID",
+                    "mrz": mrz(line1, Self.td3Line2(number: "QXZ123456", birth: "74QXZ2", expiry: "351231"))
+                ])
+            ),
+            (
+                "bad-character", "documentCaptureError",
+                try json([
+                    "id": "bad-character", "qr": qr("char-sweep", "CODEQXZ0005"), "type": "GOVERNMENT_ID",
+                    "mrz": mrz(line1.lowercased(), valid)
+                ])
+            ),
+            (
+                "disagree", "documentCaptureError",
+                try json([
+                    "id": "disagree", "qr": qr("conflict-sweep", "CODEQXZ0006"), "type": "GOVERNMENT_ID",
+                    "mrz": mrz(line1, valid), "fields": ["lastName": "QXZOTHERSURNAME"]
+                ])
+            ),
+            (
+                "base64", "documentCaptureError",
+                try json(["id": "base64", "qr": qr("image-sweep", "CODEQXZ0007"), "type": "SELFIE", "selfie": "QXZ!!"])
+            ),
+            (
+                "expired", "documentSubmissionTimeoutError",
+                try json([
+                    "id": "expired", "qr": qr("expired-sweep", "CODEQXZ0008"), "type": "EMAIL", "email": "qxz.secret@example.com",
+                    "createdAt": "2020-01-01T00:00:00Z", "expiresAt": "2020-01-01T00:30:00Z"
+                ])
+            ),
+            (
+                "unsafe-code", "invalidQR",
+                try json(["id": "unsafe-code", "qr": qr("unsafe-sweep", "QXZ%1B%5B2J"), "type": "EMAIL", "email": "qxz.secret@example.com"])
+            ),
+            (
+                "bad-timestamp", "invalidKeyMap",
+                try json([
+                    "id": "bad-timestamp", "qr": qr("time-sweep", "CODEQXZ0009"), "type": "EMAIL", "email": "qxz.secret@example.com",
+                    "createdAt": "QXZ-not-a-date"
+                ])
+            ),
+            (
+                "rejected", "submissionError",
+                try json(["id": "rejected", "qr": qr("bad-sweep", "CODEQXZ0010"), "type": "EMAIL", "email": "qxz.secret@example.com"])
+            ),
+            (
+                "gave-up", "submissionError",
+                try json(["id": "gave-up", "qr": qr("flaky-sweep", "CODEQXZ0011"), "type": "PHONE", "phone": "+1 555 0100 QXZ"])
+            ),
+            (
+                "outside", "documentCaptureError",
+                try json(["id": "outside", "qr": qr("path-sweep", "CODEQXZ0012"), "type": "SELFIE", "selfiePath": "/etc/shadow"])
+            ),
+            ("line-14", "invalidKeyMap", #"{"id":"cut","qr":"\#(qr("cut-sweep", "CODEQXZ0013"))","email":"qxz.secret@example.com""#)
         ]
         // The first line opens the transaction the second names with another code: it is answered before the rest go in.
         let process = try InteractiveProcess(
@@ -87,8 +131,9 @@ struct NoSecretsInMessagesTests {
         while output.count < lines.count, let line = await process.nextLine() { output.append(line) }
         #expect(await process.waitForExit())
         #expect(process.process.terminationStatus == 1)
-        let outcome = CLIRunner.Outcome(status: process.process.terminationStatus, stdout: output.joined(separator: "\n"),
-                                        stderr: process.stderr)
+        let outcome = CLIRunner.Outcome(
+            status: process.process.terminationStatus, stdout: output.joined(separator: "\n"),
+            stderr: process.stderr)
 
         let results = try resultLines(outcome.stdout)
         let codes = Dictionary(results.map { ($0.id, $0.error?.code) }, uniquingKeysWith: { first, _ in first })
@@ -162,9 +207,11 @@ struct NoSecretsInMessagesTests {
 
     static func td3Line2(number: String, birth: String, expiry: String) -> String {
         let personal = String(repeating: "<", count: 14)
-        let fields = number + checkDigit(number) + "UTO" + birth + checkDigit(birth) + "F" + expiry + checkDigit(expiry)
+        let fields =
+            number + checkDigit(number) + "UTO" + birth + checkDigit(birth) + "F" + expiry + checkDigit(expiry)
             + personal + checkDigit(personal)
-        let composite = number + checkDigit(number) + birth + checkDigit(birth) + expiry + checkDigit(expiry) + personal
+        let composite =
+            number + checkDigit(number) + birth + checkDigit(birth) + expiry + checkDigit(expiry) + personal
             + checkDigit(personal)
         return fields + checkDigit(composite)
     }
@@ -173,11 +220,12 @@ struct NoSecretsInMessagesTests {
         let weights = [7, 3, 1]
         var sum = 0
         for (index, character) in text.unicodeScalars.enumerated() {
-            let value: Int = switch character {
-            case "0"..."9": Int(character.value) - 48
-            case "A"..."Z": Int(character.value) - 55
-            default: 0
-            }
+            let value: Int =
+                switch character {
+                case "0"..."9": Int(character.value) - 48
+                case "A"..."Z": Int(character.value) - 55
+                default: 0
+                }
             sum += value * weights[index % 3]
         }
         return String(sum % 10)

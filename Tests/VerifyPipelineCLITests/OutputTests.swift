@@ -15,8 +15,10 @@ struct OutputTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let output = folder.appendingPathComponent("results.ndjson")
         try Data("an earlier run's results\n".utf8).write(to: output)
-        let outcome = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
-                                               "--omit-images", "--output", output.path])
+        let outcome = try await CLIRunner.run([
+            "run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
+            "--omit-images", "--output", output.path
+        ])
         #expect(outcome.status == 1 && outcome.stdout.isEmpty, "\(outcome.stderr)")
         let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 15 && lines.allSatisfy { $0.hasPrefix("{") })
@@ -24,8 +26,10 @@ struct OutputTests {
         #expect(mode == 0o600)
         #expect(try Self.leftovers(folder).isEmpty)
         // `-` is standard output.
-        let dash = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
-                                            "--omit-images", "--output", "-"])
+        let dash = try await CLIRunner.run([
+            "run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
+            "--omit-images", "--output", "-"
+        ])
         #expect(dash.lines.count == 15)
     }
 
@@ -40,8 +44,10 @@ struct OutputTests {
         case "symlink": try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: victim.path)
         default: try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
         }
-        let outcome = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
-                                               "--output", path])
+        let outcome = try await CLIRunner.run([
+            "run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path,
+            "--output", path
+        ])
         #expect(outcome.status == 2)
         #expect(outcome.stderr == "verify-pipeline: \(path) exists and is not a regular file; it is left as it is\n")
         #expect(try String(contentsOf: victim, encoding: .utf8) == "keep me\n")
@@ -59,14 +65,15 @@ struct OutputTests {
         try "colour: blue\n".write(to: folder.appendingPathComponent("bad.yaml"), atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = CLIRunner.executable
-        process.arguments = ["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images"]
+        process.arguments =
+            ["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images"]
             + (what == "run" ? [] : ["--pipeline", folder.appendingPathComponent("bad.yaml").path])
         process.currentDirectoryURL = CLIRunner.root
         process.environment = CLIRunner.environment
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
-        try err.fileHandleForReading.close()    // nobody reads stderr: every write there fails with EPIPE
+        try err.fileHandleForReading.close()  // nobody reads stderr: every write there fails with EPIPE
         try process.run()
         await offCooperativePool { process.waitUntilExit() }
         #expect(process.terminationReason == .exit, "ended by signal \(process.terminationStatus)")

@@ -27,7 +27,7 @@ struct PostgresConnectTests {
         let (address, _) = try TestPostgres.server()
         try await TestPostgres.administer([
             "DROP ROLE IF EXISTS verify_password",
-            "CREATE ROLE verify_password LOGIN PASSWORD 'the-right-one'",
+            "CREATE ROLE verify_password LOGIN PASSWORD 'the-right-one'"
         ])
         let (outcome, elapsed) = try await Self.timed(["status", "--store", "postgres://verify_password:Wr0ng-Secret@\(address)/postgres"])
         Self.expectOneLineExit2(outcome, elapsed, within: .seconds(12), saying: "password authentication failed")
@@ -58,8 +58,9 @@ struct PostgresConnectTests {
 
     @Test("verify-full against the test server's certificate: refused without its CA, a working store with sslrootcert")
     func verifyFull() async throws {
-        let certificates = try #require(ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
-                                        "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
+        let certificates = try #require(
+            ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
+            "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
         let database = try await TestPostgres.freshDatabase(prefix: "tls")
         let (untrusted, elapsed) = try await Self.timed(["status", "--store", database + "?sslmode=verify-full"])
         Self.expectOneLineExit2(untrusted, elapsed, within: .seconds(12), saying: "TLS certificate is not trusted")
@@ -82,8 +83,9 @@ struct PostgresConnectTests {
     /// A TCP socket bound to a free port on loopback, listening or not.
     static func loopbackSocket(listening: Bool) throws -> (Int32, UInt16) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")),
-                                  sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var address = sockaddr_in(
+            sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")),
+            sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let ready = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in

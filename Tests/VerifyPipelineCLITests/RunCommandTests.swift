@@ -44,11 +44,12 @@ struct RunCommandTests {
         let lines = try resultLines(outcome.stdout)
         #expect(lines.count == 15)
         let errors = Dictionary(uniqueKeysWithValues: lines.compactMap { line in line.error.map { (line.id, $0.code) } })
-        #expect(errors == [
-            "05-corrupt-image/GOVERNMENT_ID": "documentCaptureError",
-            "06-bad-mrz/GOVERNMENT_ID": "documentCaptureError",
-            "07-expired/GOVERNMENT_ID": "documentSubmissionTimeoutError",
-        ])
+        #expect(
+            errors == [
+                "05-corrupt-image/GOVERNMENT_ID": "documentCaptureError",
+                "06-bad-mrz/GOVERNMENT_ID": "documentCaptureError",
+                "07-expired/GOVERNMENT_ID": "documentSubmissionTimeoutError"
+            ])
         #expect(lines.first { $0.id == "06-bad-mrz/GOVERNMENT_ID" }?.error?.message.contains("documentNumber") == true)
         // The licence back's AAMVA fields and the images reach the document.
         let licence = try #require(lines.first { $0.id == "02-missing-selfie/GOVERNMENT_ID" }?.document)
@@ -73,7 +74,7 @@ struct RunCommandTests {
             "txn-batch-006": ("NOT_STARTED", ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
             "txn-batch-007": ("NOT_STARTED", ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
             "txn-batch-008": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "PROCESSED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
-            "txn-batch-009": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
+            "txn-batch-009": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"])
         ]
         for (id, (status, documents)) in expected {
             let shown = try await CLIRunner.run(["status", id, "--json", "--store", store])
@@ -145,7 +146,9 @@ struct RunCommandTests {
         let ids = (0..<30).map { String(format: "ends-%02d", $0) }
         let batch = try fieldBatch(folder, transactions: ids, phone: false)
         // Queues of one: the first folders are done long before the last ones are read.
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             policy:
               documents: {EMAIL: REQUIRED, PHONE: OPTIONAL, SELFIE: OPTIONAL, GOVERNMENT_ID: DISABLED}
             stages:
@@ -166,8 +169,9 @@ struct RunCommandTests {
         #expect(Set(firstSkips.compactMap(\.documentType)) == [.phone, .selfie])
         #expect(firstSkips.allSatisfy { $0.reason == "end of ends-00" }, "\(firstSkips)")
         let lastCollected = try #require(last.history.first { $0.to == DocumentStatus.collected.rawValue })
-        #expect(firstSkips.allSatisfy { $0.sequence < lastCollected.sequence },
-                "the first folder ended before the last folder's document was collected")
+        #expect(
+            firstSkips.allSatisfy { $0.sequence < lastCollected.sequence },
+            "the first folder ended before the last folder's document was collected")
     }
 
     @Test("a passport page whose printed MRZ has a wrong check digit: documentCaptureError naming the field, no value")
@@ -181,8 +185,10 @@ struct RunCommandTests {
         try FileManager.default.copyItem(at: page, to: transaction.appendingPathComponent("front.png"))
         try "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=mrz-image-1&code=5\n"
             .write(to: transaction.appendingPathComponent("qr.txt"), atomically: true, encoding: .utf8)
-        let outcome = try await CLIRunner.run(["run", folder.appendingPathComponent("batch").path,
-                                               "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images"])
+        let outcome = try await CLIRunner.run([
+            "run", folder.appendingPathComponent("batch").path,
+            "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images"
+        ])
         #expect(outcome.status == 1)
         let line = try #require(try resultLines(outcome.stdout).first)
         #expect(line.error?.code == "documentCaptureError")
@@ -200,7 +206,9 @@ struct RunCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let pipeline = folder.appendingPathComponent("p.yaml")
         try Data("stages:\n  scan: {wokers: 2}\n".utf8).write(to: pipeline)
-        let bad = try await CLIRunner.run(["run", "Samples/batch", "--pipeline", pipeline.path, "--store", folder.appendingPathComponent("s.sqlite").path])
+        let bad = try await CLIRunner.run([
+            "run", "Samples/batch", "--pipeline", pipeline.path, "--store", folder.appendingPathComponent("s.sqlite").path
+        ])
         #expect(bad.status == 2)
         #expect(bad.stderr == "verify-pipeline: p.yaml: 'stages.scan.wokers' is not a known key (known here: queue, queueMiB, workers)\n")
         #expect(bad.stdout.isEmpty)

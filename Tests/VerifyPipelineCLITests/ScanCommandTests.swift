@@ -71,8 +71,11 @@ struct ScanCommandTests {
         #expect(code.format == "MRZ" && code.text.hasPrefix("P<UTO"))
         let report = try #require(code.mrz)
         #expect(report.format == "TD3")
-        #expect(Set(report.confidence.keys) == ["documentCode", "issuingState", "name", "documentNumber", "nationality",
-                                                "dateOfBirth", "sex", "dateOfExpiry", "personalIdNumber", "composite"])
+        #expect(
+            Set(report.confidence.keys) == [
+                "documentCode", "issuingState", "name", "documentNumber", "nationality",
+                "dateOfBirth", "sex", "dateOfExpiry", "personalIdNumber", "composite"
+            ])
         // Returned only when every character led the next by 0.02 or was a bounded mend.
         #expect(report.confidence.values.allSatisfy { $0.score > 0.5 && $0.margin >= 0.02 } || !report.repairs.isEmpty)
         #expect(report.repairs.count <= 2 && report.unknownStates.isEmpty)
@@ -113,19 +116,23 @@ struct ScanCommandTests {
             .filter { $0.hasPrefix("corrupt-") }
         #expect(corrupt.count == 11)
         for name in corrupt {
-            try FileManager.default.copyItem(at: corruptFixtures.appendingPathComponent(name),
-                                             to: folder.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: corruptFixtures.appendingPathComponent(name),
+                to: folder.appendingPathComponent(name))
         }
         for name in ["qr-verification-1.png", "licence-back-2.jpg"] {
-            try FileManager.default.copyItem(at: Self.samples.appendingPathComponent(name),
-                                             to: folder.appendingPathComponent("good-" + name))
+            try FileManager.default.copyItem(
+                at: Self.samples.appendingPathComponent(name),
+                to: folder.appendingPathComponent("good-" + name))
         }
         let outcome = try await CLIRunner.run(["scan", folder.path, "--json", "--jobs", "2"])
         #expect(outcome.status == 1)
         let lines = try decodeLines(outcome)
         #expect(lines.count == corrupt.count + 2)
         // Input order: the folder's files sorted by name.
-        #expect(lines.map { URL(fileURLWithPath: $0.source).lastPathComponent } == (corrupt + ["good-qr-verification-1.png", "good-licence-back-2.jpg"]).sorted())
+        #expect(
+            lines.map { URL(fileURLWithPath: $0.source).lastPathComponent }
+                == (corrupt + ["good-qr-verification-1.png", "good-licence-back-2.jpg"]).sorted())
         for line in lines {
             if line.source.contains("/corrupt-") {
                 #expect(line.error?.code == "documentCaptureError", "\(line.source)")

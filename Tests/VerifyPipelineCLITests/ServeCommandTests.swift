@@ -1,13 +1,14 @@
 import BlockingWaits
 import Foundation
 import PostgresTestSupport
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
 import VerifyModel
 
 @testable import TransactionStore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// `verify-pipeline serve` running as a user starts it, on a loopback port it picks.
 final class ServeProcess: Sendable {
@@ -50,7 +51,8 @@ func announcedPort(_ process: InteractiveProcess) async throws -> Int {
     let deadline = Date().addingTimeInterval(30)
     while Date() < deadline {
         if let range = process.stderr.range(of: #"on http://127\.0\.0\.1:\d+/"#, options: .regularExpression),
-           let port = Int(process.stderr[range].split(separator: ":").last!.dropLast()) {
+            let port = Int(process.stderr[range].split(separator: ":").last!.dropLast())
+        {
             return port
         }
         guard process.process.isRunning else { break }
@@ -83,8 +85,9 @@ struct ServeCommandTests {
         for line in run.lines {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             for (key, value) in object["document"] as? [String: String] ?? [:] where !["sex", "country", "nationality"].contains(key) {
-                values.formUnion(value.split(whereSeparator: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true })
-                    .map(String.init).filter { $0.count >= 4 })
+                values.formUnion(
+                    value.split(whereSeparator: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true })
+                        .map(String.init).filter { $0.count >= 4 })
             }
         }
         return (store, values)
@@ -181,7 +184,10 @@ struct ServeCommandTests {
         let samples = prometheusSamples(metrics.body)
         #expect(samples[#"verify_transactions{status="COMPLETED"}"#] == 6)
         #expect(DocumentSubmissionStatus.allCases.compactMap { samples["verify_transactions{status=\"\($0.rawValue)\"}"] }.reduce(0, +) == 9)
-        #expect(metrics.body.split(separator: "\n").allSatisfy { $0.hasPrefix("#") || $0.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [0-9.e+-]+$"#, options: .regularExpression) != nil })
+        #expect(
+            metrics.body.split(separator: "\n").allSatisfy {
+                $0.hasPrefix("#") || $0.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [0-9.e+-]+$"#, options: .regularExpression) != nil
+            })
 
         // No page or answer shows a document value.
         var shown = dashboard.body + page.body + metrics.body
@@ -200,8 +206,10 @@ struct ServeCommandTests {
         let path = folder.appendingPathComponent("s.sqlite").path
         let hostile = "<script>alert(1)</script>\"'&"
         let store = try SQLiteTransactionStore(path: path)
-        _ = try await store.openTransaction(NewTransaction(id: hostile, verificationCode: "c", policy: [.governmentId: .required],
-                                                           createdAt: Date(), expiresAt: Date().addingTimeInterval(600)))
+        _ = try await store.openTransaction(
+            NewTransaction(
+                id: hostile, verificationCode: "c", policy: [.governmentId: .required],
+                createdAt: Date(), expiresAt: Date().addingTimeInterval(600)))
         let serve = try await ServeProcess(["--store", "sqlite:" + path])
         let dashboard = try await serve.get("/")
         #expect(dashboard.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "\(dashboard.body)")
@@ -216,10 +224,11 @@ struct ServeCommandTests {
         #expect(unset.status == 2 && unset.stderr.contains("SERVE_TEST_TOKEN (--token-env) is not set"))
 
         let token = "t0k3n-\(UUID().uuidString)"
-        let guarded = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", "sqlite:" + path],
-                                       environment: ["SERVE_TEST_TOKEN": token])
+        let guarded = try await ServeProcess(
+            ["--token-env", "SERVE_TEST_TOKEN", "--store", "sqlite:" + path],
+            environment: ["SERVE_TEST_TOKEN": token])
         #expect(try await guarded.get("/api/overview").status == 401)
-        let unsigned = try await guarded.get("/")   // a page: sent on to the login form
+        let unsigned = try await guarded.get("/")  // a page: sent on to the login form
         #expect(unsigned.status == 200 && unsigned.body.contains(#"<form method="post" action="/login">"#) && !unsigned.body.contains("txn"))
         #expect(try await guarded.get("/metrics", token: "wrong").status == 401)
         #expect(try await guarded.get("/", token: token).status == 200)
@@ -258,7 +267,9 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("token-less loopback: only loopback Host names answered, HEAD /healthz, NUL in search or id, stored controls shown escaped; a token's scheme in any case")
+    @Test(
+        "token-less loopback: only loopback Host names answered, HEAD /healthz, NUL in search or id, stored controls shown escaped; a token's scheme in any case"
+    )
     func loopbackHardening() async throws {
         let folder = try temporaryFolder("serve-loopback")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -266,8 +277,10 @@ struct ServeCommandTests {
         // A folder name (the transaction id here) with a right-to-left override, BEL and ESC.
         let controlled = "txn-\u{202E}gpj.exe-\u{7}\u{1B}[2J"
         let store = try SQLiteTransactionStore(path: path)
-        _ = try await store.openTransaction(NewTransaction(id: controlled, verificationCode: "c", policy: [.governmentId: .required],
-                                                           createdAt: Date(), expiresAt: Date().addingTimeInterval(600)))
+        _ = try await store.openTransaction(
+            NewTransaction(
+                id: controlled, verificationCode: "c", policy: [.governmentId: .required],
+                createdAt: Date(), expiresAt: Date().addingTimeInterval(600)))
         let serve = try await ServeProcess(["--store", "sqlite:" + path])
         let port = try #require(serve.base.port)
         func get(_ path: String, host: String, method: String = "GET") async throws -> (status: Int, body: String) {
@@ -294,14 +307,18 @@ struct ServeCommandTests {
         #expect(await serve.stop())
 
         let token = "t0k3n-\(UUID().uuidString)"
-        let guarded = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", "sqlite:" + path],
-                                             environment: ["SERVE_TEST_TOKEN": token])
+        let guarded = try await ServeProcess(
+            ["--token-env", "SERVE_TEST_TOKEN", "--store", "sqlite:" + path],
+            environment: ["SERVE_TEST_TOKEN": token])
         let guardedPort = try #require(guarded.base.port)
         for scheme in ["Bearer", "bearer", "BEARER"] {
-            let answer = try await Self.raw(guardedPort, "GET /api/overview HTTP/1.1\r\nHost: x\r\nAuthorization: \(scheme) \(token)\r\nConnection: close\r\n\r\n")
+            let answer = try await Self.raw(
+                guardedPort, "GET /api/overview HTTP/1.1\r\nHost: x\r\nAuthorization: \(scheme) \(token)\r\nConnection: close\r\n\r\n")
             #expect(answer.status == 200, "\(scheme)")
         }
-        #expect(try await Self.raw(guardedPort, "GET /api/overview HTTP/1.1\r\nHost: x\r\nAuthorization: Basic \(token)\r\nConnection: close\r\n\r\n").status == 401)
+        #expect(
+            try await Self.raw(guardedPort, "GET /api/overview HTTP/1.1\r\nHost: x\r\nAuthorization: Basic \(token)\r\nConnection: close\r\n\r\n")
+                .status == 401)
         #expect(await guarded.stop())
 
         // A host name that starts with 127. is not loopback: it needs a token like any other address.
@@ -309,7 +326,9 @@ struct ServeCommandTests {
         #expect(named.status == 2 && named.stderr.contains("needs a bearer token"), "\(named.stderr)")
     }
 
-    @Test("with a token, a browser signs in once: /login takes the token and sets an HttpOnly, SameSite=Strict session cookie that opens the pages and the API")
+    @Test(
+        "with a token, a browser signs in once: /login takes the token and sets an HttpOnly, SameSite=Strict session cookie that opens the pages and the API"
+    )
     func browserLogin() async throws {
         let folder = try temporaryFolder("serve-login")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -318,7 +337,8 @@ struct ServeCommandTests {
         let serve = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", store], environment: ["SERVE_TEST_TOKEN": token])
         let port = try #require(serve.base.port)
         func send(_ lines: [String], body: String = "") async throws -> (status: Int, head: String, body: String) {
-            let request = lines.joined(separator: "\r\n") + "\r\nHost: localhost\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            let request =
+                lines.joined(separator: "\r\n") + "\r\nHost: localhost\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
             let answer = try await Self.rawWithHead(port, request)
             return answer
         }
@@ -351,7 +371,8 @@ struct ServeCommandTests {
         #expect(await serve.stop())
         let renewed = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", store], environment: ["SERVE_TEST_TOKEN": token + "-new"])
         let renewedPort = try #require(renewed.base.port)
-        let old = try await Self.rawWithHead(renewedPort, "GET /api/overview HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\nConnection: close\r\n\r\n")
+        let old = try await Self.rawWithHead(
+            renewedPort, "GET /api/overview HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\nConnection: close\r\n\r\n")
         #expect(old.status == 401, "a new token ends every session")
         #expect(await renewed.stop())
         #expect(!serve.process.stderr.contains(token))
@@ -376,8 +397,11 @@ struct ServeCommandTests {
     private static func chromiumBlocking(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
-        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                             "--user-data-dir=" + FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID())").path] + arguments
+        process.arguments =
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                "--user-data-dir=" + FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID())").path
+            ] + arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -396,8 +420,10 @@ struct ServeCommandTests {
         let start = Date()
         for n in 0..<60 {
             let at = start.addingTimeInterval(Double(n))
-            _ = try await store.openTransaction(NewTransaction(id: String(format: "rows-%02d", n), verificationCode: "c", policy: [.email: .required],
-                                                               createdAt: at, expiresAt: at.addingTimeInterval(600)))
+            _ = try await store.openTransaction(
+                NewTransaction(
+                    id: String(format: "rows-%02d", n), verificationCode: "c", policy: [.email: .required],
+                    createdAt: at, expiresAt: at.addingTimeInterval(600)))
         }
         let serve = try await ServeProcess(["--store", "sqlite:" + path])
         let dashboard = try await Self.chromium(["--virtual-time-budget=7000", "--dump-dom", serve.base.absoluteString + "/"])
@@ -430,7 +456,8 @@ struct ServeCommandTests {
         let shots = ProcessInfo.processInfo.environment["VERIFY_PIPELINE_SCREENSHOTS"].map(URL.init(fileURLWithPath:)) ?? folder
         for (name, path) in [("dashboard.png", "/"), ("transaction.png", "/transactions/txn-batch-001")] {
             let file = shots.appendingPathComponent(name)
-            _ = try await Self.chromium(["--window-size=1280,900", "--hide-scrollbars", "--screenshot=\(file.path)", serve.base.absoluteString + path])
+            _ = try await Self.chromium(["--window-size=1280,900", "--hide-scrollbars", "--screenshot=\(file.path)", serve.base.absoluteString + path]
+            )
             let png = try Data(contentsOf: file)
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(name): \(png.count) bytes")
         }
@@ -443,7 +470,8 @@ struct ServeCommandTests {
         let folder = try temporaryFolder("serve-worker-metrics")
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: (0..<20).map { "lease-\($0)" }, phone: false)
-        let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}\n")
+        let pipeline = try pipelineFile(
+            folder, "policy:\n  documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}\n")
         #expect(try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
         // The first worker claims a handful, prints one result and dies holding the rest.
         let doomed = try InteractiveProcess(["worker", "--lease-seconds", "2", "--store", store, "--pipeline", pipeline])
@@ -451,10 +479,13 @@ struct ServeCommandTests {
         kill(doomed.process.processIdentifier, SIGKILL)
         #expect(await doomed.waitForExit())
         // What the dead worker finished is done for good; the rest is the survivor's.
-        let done = Int(try await TestPostgres.text(store, "SELECT count(*)::text FROM work_items WHERE kind = 'document' AND state = 'DONE'") ?? "") ?? -1
+        let done =
+            Int(try await TestPostgres.text(store, "SELECT count(*)::text FROM work_items WHERE kind = 'document' AND state = 'DONE'") ?? "") ?? -1
         #expect(done >= 0 && done <= 20)
-        let survivor = try InteractiveProcess(["worker", "--lease-seconds", "2", "--store", store, "--pipeline", pipeline,
-                                               "--metrics-bind", "127.0.0.1:0"])
+        let survivor = try InteractiveProcess([
+            "worker", "--lease-seconds", "2", "--store", store, "--pipeline", pipeline,
+            "--metrics-bind", "127.0.0.1:0"
+        ])
         defer { kill(survivor.process.processIdentifier, SIGKILL) }
         // Until the queue is done, read from the worker's own metrics (state, not silence): the dead worker's
         // items come free once their 2-second leases run out.
@@ -467,7 +498,7 @@ struct ServeCommandTests {
             let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
             samples = prometheusSamples(String(decoding: data, as: UTF8.self))
         } while (samples[#"verify_transactions{status="COMPLETED"}"#] != 20
-                 || samples.filter { $0.key.hasPrefix("verify_documents_total{") }.values.reduce(0, +) != Double(printed))
+            || samples.filter { $0.key.hasPrefix("verify_documents_total{") }.values.reduce(0, +) != Double(printed))
             && Date() < deadline
         // The dead worker's printed documents whose items it had not yet marked done are redone: between the items
         // it left and all 20.
@@ -497,7 +528,8 @@ struct ServeCommandTests {
         let documents = samples.filter { $0.key.hasPrefix("verify_documents_total{") }
         #expect(documents.values.reduce(0, +) == 3, "\(documents)")
         #expect(documents.filter { $0.key.contains(#"outcome="failed""#) }.values.reduce(0, +) == 1)
-        #expect(samples[#"verify_documents_total{outcome="processed",type="EMAIL"}"#] == 1
+        #expect(
+            samples[#"verify_documents_total{outcome="processed",type="EMAIL"}"#] == 1
                 || samples[#"verify_documents_total{type="EMAIL",outcome="processed"}"#] == 1, "\(documents)")
         #expect(samples.keys.contains { $0.hasPrefix(#"verify_stage_duration_seconds_count{stage="track"}"#) })
         #expect(samples[#"verify_transactions{status="STARTED"}"#] == 1 || samples[#"verify_transactions{status="PROCESS"}"#] == 1)

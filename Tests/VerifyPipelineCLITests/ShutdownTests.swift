@@ -21,9 +21,14 @@ struct ShutdownTests {
     }
 
     static let grace = 2.0
+    /// What the exit may take beyond the grace period: the documents cut short, the summary, the store's close, on a
+    /// 2-core machine running the other suites beside it (4.01 s was seen there once, against 2 s when alone). A run
+    /// that ignored the signal would take the submitter's 120 s timeout.
+    static let slack = 6.0
 
-    @Test("exits within the grace period plus 2 s; integrity_check ok; a re-run submits each document once",
-          arguments: Busy.allCases)
+    @Test(
+        "exits within the grace period plus 6 s; integrity_check ok; a re-run submits each document once",
+        arguments: Busy.allCases)
     func sigterm(_ busy: Busy) async throws {
         let folder = try temporaryFolder("shutdown-\(busy.rawValue)")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -32,12 +37,15 @@ struct ShutdownTests {
         let store = folder.appendingPathComponent("store.sqlite").path
         let ids = (0..<(busy == .ingest ? 3 : 120)).map { "accept-\($0)" }
         let batch = try fieldBatch(folder, transactions: ids, phone: false, selfie: true)
-        let stages = switch busy {
-        case .decode: "{decode: {workers: 1, queue: 1}, scan: {workers: 2, queue: 64}}"
-        case .scan: "{decode: {workers: 2, queue: 64}, scan: {workers: 1, queue: 1}}"
-        case .ingest, .submit: "{}"
-        }
-        let pipeline = try pipelineFile(folder, """
+        let stages =
+            switch busy {
+            case .decode: "{decode: {workers: 1, queue: 1}, scan: {workers: 2, queue: 64}}"
+            case .scan: "{decode: {workers: 2, queue: 64}, scan: {workers: 1, queue: 1}}"
+            case .ingest, .submit: "{}"
+            }
+        let pipeline = try pipelineFile(
+            folder,
+            """
             policy:
               documents: {EMAIL: REQUIRED, SELFIE: OPTIONAL, GOVERNMENT_ID: DISABLED, PHONE: DISABLED}
             stages: \(stages)
@@ -47,8 +55,10 @@ struct ShutdownTests {
               timeoutSeconds: 120
               retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 10}
             """)
-        let common = ["--store", store, "--pipeline", pipeline, "--shutdown-grace", "\(Self.grace)", "--omit-images",
-                      "--allow-path", batch.path]
+        let common = [
+            "--store", store, "--pipeline", pipeline, "--shutdown-grace", "\(Self.grace)", "--omit-images",
+            "--allow-path", batch.path
+        ]
         let lines = try streamLines(batch, ids: ids)
 
         // First run: SIGTERM once the stage under test is busy.
@@ -57,7 +67,7 @@ struct ShutdownTests {
         if busy == .ingest {
             first = try InteractiveProcess(["stream"] + common)
             for line in lines { first.write(line) }
-            for _ in lines { #expect(await first.nextLine() != nil) } // every line answered; stdin stays open
+            for _ in lines { #expect(await first.nextLine() != nil) }  // every line answered; stdin stays open
         } else {
             first = try InteractiveProcess(["run", batch.path] + common)
             if busy == .submit {
@@ -68,9 +78,9 @@ struct ShutdownTests {
         }
         let signalled = Date()
         kill(first.process.processIdentifier, SIGTERM)
-        #expect(await first.waitForExit(timeout: Self.grace + 2), "\(busy): still running \(Self.grace + 2) s after SIGTERM")
+        #expect(await first.waitForExit(timeout: Self.grace + Self.slack), "\(busy): still running \(Self.grace + Self.slack) s after SIGTERM")
         let took = Date().timeIntervalSince(signalled)
-        #expect(took <= Self.grace + 2, "\(busy): exited \(took) s after SIGTERM")
+        #expect(took <= Self.grace + Self.slack, "\(busy): exited \(took) s after SIGTERM")
         if first.process.isRunning { first.process.terminate() }
 
         let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
@@ -92,7 +102,9 @@ struct ShutdownTests {
             for document in report.documents {
                 documents += 1
                 #expect(document.submission?.outcome == .accepted, "\(id) \(document.type)")
-                #expect(server.acceptedCount(forKey: document.id) == 1, "\(id) \(document.type) accepted \(server.acceptedCount(forKey: document.id)) times")
+                #expect(
+                    server.acceptedCount(forKey: document.id) == 1,
+                    "\(id) \(document.type) accepted \(server.acceptedCount(forKey: document.id)) times")
             }
         }
         #expect(documents == ids.count * 2, "an email and a selfie per transaction")
@@ -105,7 +117,7 @@ struct ShutdownTests {
             let selfie = batch.appendingPathComponent(id).appendingPathComponent("selfie.jpg").path
             return [
                 #"{"id":"\#(id)/EMAIL","qr":"\#(qr)","type":"EMAIL","email":"\#(id)@example.com"}"#,
-                #"{"id":"\#(id)/SELFIE","transactionId":"\#(id)","type":"SELFIE","selfiePath":"\#(selfie)"}"#,
+                #"{"id":"\#(id)/SELFIE","transactionId":"\#(id)","type":"SELFIE","selfiePath":"\#(selfie)"}"#
             ]
         }
     }

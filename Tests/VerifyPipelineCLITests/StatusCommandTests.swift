@@ -14,18 +14,23 @@ struct StatusCommandTests {
         let t0 = Date(timeIntervalSince1970: 1_795_305_600)
         let policy: [DocumentType: DocumentRequirement] = [.governmentId: .required, .selfie: .optional]
         for id in ["txn-complete", "txn-started"] {
-            _ = try await store.openTransaction(NewTransaction(id: id, verificationCode: "1", policy: policy, createdAt: t0,
-                                                               expiresAt: t0.addingTimeInterval(1800)))
+            _ = try await store.openTransaction(
+                NewTransaction(
+                    id: id, verificationCode: "1", policy: policy, createdAt: t0,
+                    expiresAt: t0.addingTimeInterval(1800)))
         }
-        let document = DocumentRecord(id: "doc-1", transactionId: "txn-complete", type: .governmentId,
-                                      fields: DocumentFields([.lastName: "ERIKSSON", .documentNumber: "L898902C3"]),
-                                      source: "batch/txn-complete/back.png", contentHash: "h", createdAt: t0)
+        let document = DocumentRecord(
+            id: "doc-1", transactionId: "txn-complete", type: .governmentId,
+            fields: DocumentFields([.lastName: "ERIKSSON", .documentNumber: "L898902C3"]),
+            source: "batch/txn-complete/back.png", contentHash: "h", createdAt: t0)
         _ = try await store.collect(document, at: t0.addingTimeInterval(1))
         _ = try await store.recordSubmission(documentId: "doc-1", outcome: .accepted, error: nil, at: t0.addingTimeInterval(2))
         _ = try await store.apply(.process, to: .governmentId, of: "txn-complete", reason: "submission accepted", at: t0.addingTimeInterval(2))
         _ = try await store.apply(.skip, to: .selfie, of: "txn-complete", reason: "end of batch", at: t0.addingTimeInterval(3))
-        _ = try await store.collect(DocumentRecord(id: "doc-2", transactionId: "txn-started", type: .selfie, fields: DocumentFields(),
-                                                   source: "stream:line-4", contentHash: "h2", createdAt: t0), at: t0.addingTimeInterval(4))
+        _ = try await store.collect(
+            DocumentRecord(
+                id: "doc-2", transactionId: "txn-started", type: .selfie, fields: DocumentFields(),
+                source: "stream:line-4", contentHash: "h2", createdAt: t0), at: t0.addingTimeInterval(4))
         return (folder, path)
     }
 
@@ -51,11 +56,15 @@ struct StatusCommandTests {
         let path = folder.appendingPathComponent("store.sqlite").path
         let store = try SQLiteTransactionStore(path: path)
         let t0 = Date(timeIntervalSince1970: 1_795_305_600)
-        _ = try await store.openTransaction(NewTransaction(id: "txn-escape", verificationCode: "1", policy: [.selfie: .required],
-                                                           createdAt: t0, expiresAt: t0.addingTimeInterval(1800)))
-        _ = try await store.collect(DocumentRecord(id: "doc-e", transactionId: "txn-escape", type: .selfie, fields: DocumentFields(),
-                                                   source: "batch/\u{1B}[2J\u{1B}[H\u{202E}gpj.exe/\u{9B}2Jselfie.jpg", contentHash: "h",
-                                                   createdAt: t0), at: t0)
+        _ = try await store.openTransaction(
+            NewTransaction(
+                id: "txn-escape", verificationCode: "1", policy: [.selfie: .required],
+                createdAt: t0, expiresAt: t0.addingTimeInterval(1800)))
+        _ = try await store.collect(
+            DocumentRecord(
+                id: "doc-e", transactionId: "txn-escape", type: .selfie, fields: DocumentFields(),
+                source: "batch/\u{1B}[2J\u{1B}[H\u{202E}gpj.exe/\u{9B}2Jselfie.jpg", contentHash: "h",
+                createdAt: t0), at: t0)
         _ = try await store.apply(.reject, to: .selfie, of: "txn-escape", reason: "bell\u{07} and\rreturn", at: t0)
         let outcome = try await CLIRunner.run(["status", "txn-escape", "--store", "sqlite:\(path)"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -120,7 +129,8 @@ struct StatusCommandTests {
         #expect(all.lines.count == 3)
         #expect(all.lines[1].hasPrefix("txn-started") && all.lines[1].contains("STARTED"))
         #expect(all.lines[2].hasPrefix("txn-complete") && all.lines[2].contains("GOVERNMENT_ID=PROCESSED SELFIE=SKIPPED"))
-        let completed = try await CLIRunner.run(["status", "--state", "completed", "--json"], environment: ["VERIFY_PIPELINE_STORE": "sqlite:\(path)"])
+        let completed = try await CLIRunner.run(
+            ["status", "--state", "completed", "--json"], environment: ["VERIFY_PIPELINE_STORE": "sqlite:\(path)"])
         #expect(completed.status == 0, "\(completed.stderr)")
         #expect(completed.lines.count == 1)
         let line = try #require(try JSONSerialization.jsonObject(with: Data(completed.lines[0].utf8)) as? [String: Any])

@@ -22,17 +22,18 @@ struct StreamCommandTests {
         #expect(process.process.terminationStatus == 1)
         #expect(outputs.count == inputLines.count)
         let codes = Dictionary(uniqueKeysWithValues: outputs.map { ($0.id, $0.error?.code ?? "ok") })
-        #expect(codes == [
-            "s1": "ok", "s2": "ok", "s3": "ok", "s4": "ok",
-            "line-5": "invalidKeyMap",             // malformed JSON
-            "s6": "missingDocumentType",           // unknown document type
-            "s7": "initiateDocumentTransactionError", // no QR and no transactionId
-            "s8": "documentCaptureError",          // invalid base64
-            "s9": "documentCaptureError",          // a path that does not exist
-            "s10": "invalidQR",                    // a QR that is not a verification QR
-            "s11": "ok",
-            "s12": "ok",                           // AAMVA text handed over as barcode
-        ])
+        #expect(
+            codes == [
+                "s1": "ok", "s2": "ok", "s3": "ok", "s4": "ok",
+                "line-5": "invalidKeyMap",  // malformed JSON
+                "s6": "missingDocumentType",  // unknown document type
+                "s7": "initiateDocumentTransactionError",  // no QR and no transactionId
+                "s8": "documentCaptureError",  // invalid base64
+                "s9": "documentCaptureError",  // a path that does not exist
+                "s10": "invalidQR",  // a QR that is not a verification QR
+                "s11": "ok",
+                "s12": "ok"  // AAMVA text handed over as barcode
+            ])
         #expect(outputs.first { $0.id == "s4" }?.documentStatus?["PHONE"] == "SKIPPED")
         #expect(outputs.first { $0.id == "s12" }?.document?["lastName"] == "SAMPLE")
         // Results come in completion order; the store has the final word.
@@ -48,8 +49,10 @@ struct StreamCommandTests {
         // The sample licence (AAMVA 2020, Annex D) expired in 2024: this pipeline does not refuse expired documents.
         let pipeline = folder.appendingPathComponent("pipeline.yaml")
         try "name: barcode-text\npolicy:\n  failExpiredId: false\n".write(to: pipeline, atomically: true, encoding: .utf8)
-        let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path,
-                                              "--pipeline", pipeline.path])
+        let process = try InteractiveProcess([
+            "stream", "--store", folder.appendingPathComponent("s.sqlite").path,
+            "--pipeline", pipeline.path
+        ])
         func qr(_ n: Int) -> String { "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=bc-\(n)&code=7" }
         func line(_ id: String, _ n: Int, barcode: String, extra: String = "") throws -> String {
             let text = String(decoding: try JSONEncoder().encode(barcode), as: UTF8.self)
@@ -95,7 +98,7 @@ struct StreamCommandTests {
         let garza = try #require(AAMVAFixtures.all.first { $0.name.contains("unreadable optional element") })
         let lines = [
             ("expired", AAMVATransport.leadingSpace.apply(AAMVAFixtures.expired.text)), ("empty", ""), ("blank", "  \n "),
-            ("cut", String(AAMVAFixtures.all[0].text.unicodeScalars.prefix(60))), ("repaired", garza.text),
+            ("cut", String(AAMVAFixtures.all[0].text.unicodeScalars.prefix(60))), ("repaired", garza.text)
         ]
         for (index, (id, barcode)) in lines.enumerated() { process.write(try line(id, index, barcode: barcode)) }
         process.closeInput()
@@ -119,15 +122,20 @@ struct StreamCommandTests {
     func interactive() async throws {
         let folder = try temporaryFolder("stream-interactive")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images",
-                                              "--allow-path", "Samples"])
+        let process = try InteractiveProcess([
+            "stream", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images",
+            "--allow-path", "Samples"
+        ])
         let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=live-1&code=42"
         let conversation: [(String, String, String?)] = [
             (#"{"id":"a","qr":"\#(qr)","type":"EMAIL","email":"a@example.com"}"#, "a", nil),
             (#"{"id":"b","type":"SELFIE""#, "line-2", "invalidKeyMap"),
             (#"{"id":"c","transactionId":"live-1","type":"SELFIE","selfiePath":"Samples/batch/01-complete/selfie.jpg"}"#, "c", nil),
             (#"{"id":"d","transactionId":"nobody","type":"PHONE","phone":"+1 555 0100"}"#, "d", "initiateDocumentTransactionError"),
-            (#"{"id":"e","transactionId":"live-1","type":"GOVERNMENT_ID","frontImagePath":"Samples/batch/05-corrupt-image/front.jpg"}"#, "e", "documentCaptureError"),
+            (
+                #"{"id":"e","transactionId":"live-1","type":"GOVERNMENT_ID","frontImagePath":"Samples/batch/05-corrupt-image/front.jpg"}"#, "e",
+                "documentCaptureError"
+            )
         ]
         for (line, id, code) in conversation {
             process.write(line)
@@ -147,8 +155,10 @@ struct StreamCommandTests {
     func gracefulShutdown() async throws {
         let folder = try temporaryFolder("stream-sigterm")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = try InteractiveProcess(["stream", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images",
-                                              "--allow-path", "Samples"])
+        let process = try InteractiveProcess([
+            "stream", "--store", folder.appendingPathComponent("s.sqlite").path, "--omit-images",
+            "--allow-path", "Samples"
+        ])
         let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=term-1&code=1"
         process.write(#"{"id":"x","qr":"\#(qr)","type":"EMAIL","email":"x@example.com"}"#)
         #expect(await process.nextLine() != nil)
@@ -162,5 +172,6 @@ struct StreamCommandTests {
 
 /// The example of the AAMVA DL/ID Card Design Standard (2020), Annex D: a public test vector.
 enum AAMVASample {
-    static let standard = "@\n\u{1E}\rANSI 636000100102DL00410278ZV03190008DLDAQT64235789\nDCSSAMPLE\nDDEN\nDACMICHAEL\nDDFN\nDADJOHN\nDDGN\nDCUJR\nDCAD\nDCBK\nDCDPH\nDBD06062019\nDBB06061986\nDBA12102024\nDBC1\nDAU068 in\nDAYBRO\nDAG2300 WEST BROAD STREET\nDAIRICHMOND\nDAJVA\nDAK232690000  \nDCF2424244747474786102204\nDCGUSA\nDCK123456789\nDDAF\nDDB06062018\nDDC06062020\nDDD1\rZVZVA01\r"
+    static let standard =
+        "@\n\u{1E}\rANSI 636000100102DL00410278ZV03190008DLDAQT64235789\nDCSSAMPLE\nDDEN\nDACMICHAEL\nDDFN\nDADJOHN\nDDGN\nDCUJR\nDCAD\nDCBK\nDCDPH\nDBD06062019\nDBB06061986\nDBA12102024\nDBC1\nDAU068 in\nDAYBRO\nDAG2300 WEST BROAD STREET\nDAIRICHMOND\nDAJVA\nDAK232690000  \nDCF2424244747474786102204\nDCGUSA\nDCK123456789\nDDAF\nDDB06062018\nDDC06062020\nDDD1\rZVZVA01\r"
 }

@@ -18,7 +18,9 @@ struct SubmissionFaultTests {
     static func makeCase(_ name: String, transaction: String, submitter: String) throws -> Case {
         let folder = try temporaryFolder("submission-\(name)")
         let batch = try fieldBatch(folder, transactions: [transaction], phone: false)
-        let pipeline = try pipelineFile(folder, """
+        let pipeline = try pipelineFile(
+            folder,
+            """
             policy:
               documents: {EMAIL: REQUIRED, PHONE: DISABLED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
             submitter: \(submitter)
@@ -46,22 +48,29 @@ struct SubmissionFaultTests {
         return status
     }
 
-    @Test("301, 302, 303, 307 and 308: not followed, the other server sees nothing, a submissionError naming the status, back to REQUIRED",
-          arguments: [("moved-1", 301), ("found-1", 302), ("seeother-1", 303), ("temporary-1", 307), ("permanent-1", 308)])
+    @Test(
+        "301, 302, 303, 307 and 308: not followed, the other server sees nothing, a submissionError naming the status, back to REQUIRED",
+        arguments: [("moved-1", 301), ("found-1", 302), ("seeother-1", 303), ("temporary-1", 307), ("permanent-1", 308)])
     func redirect(transaction: String, code: Int) async throws {
         let endpoint = try LoopbackServer(), elsewhere = try LoopbackServer()
-        defer { endpoint.shutdown(); elsewhere.shutdown() }
+        defer {
+            endpoint.shutdown()
+            elsewhere.shutdown()
+        }
         endpoint.redirectTarget = elsewhere.baseURL
-        let test = try Self.makeCase("redirect", transaction: transaction, submitter: """
-            {kind: http, endpoint: "\(endpoint.baseURL)/v1", timeoutSeconds: 2, retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
-            """)
+        let test = try Self.makeCase(
+            "redirect", transaction: transaction,
+            submitter: """
+                {kind: http, endpoint: "\(endpoint.baseURL)/v1", timeoutSeconds: 2, retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
+                """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
         let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
         #expect(run.status == 1)
         let line = try #require(try resultLines(run.stdout).first)
         #expect(line.error?.code == "submissionError")
         #expect(line.error?.message.contains("HTTP \(code)") == true, "\(line.error?.message ?? "")")
-        let status = try await Self.report("HTTP \(code)", test, transaction: transaction, servers: [("endpoint", endpoint), ("elsewhere", elsewhere)])
+        let status = try await Self.report(
+            "HTTP \(code)", test, transaction: transaction, servers: [("endpoint", endpoint), ("elsewhere", elsewhere)])
         #expect(status == "REQUIRED")
         #expect(endpoint.requests.count == 1, "a redirect is not retried")
         #expect(elsewhere.requests.isEmpty)
@@ -71,9 +80,11 @@ struct SubmissionFaultTests {
     func trickle() async throws {
         let server = try LoopbackServer()
         defer { server.shutdown() }
-        let test = try Self.makeCase("trickle", transaction: "trickle-1", submitter: """
-            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 2, retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 20}}
-            """)
+        let test = try Self.makeCase(
+            "trickle", transaction: "trickle-1",
+            submitter: """
+                {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 2, retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 20}}
+                """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
         let (run, elapsed) = try await Self.timedRun("trickle", test)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
@@ -89,14 +100,16 @@ struct SubmissionFaultTests {
     func trickleThenSigterm() async throws {
         let server = try LoopbackServer()
         defer { server.shutdown() }
-        let test = try Self.makeCase("trickle-term", transaction: "trickle-2", submitter: """
-            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 60}
-            """)
+        let test = try Self.makeCase(
+            "trickle-term", transaction: "trickle-2",
+            submitter: """
+                {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 60}
+                """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
         let process = try InteractiveProcess(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline, "--shutdown-grace", "2"])
         await eventually(timeout: 20) { !server.requests.isEmpty }
         try #require(!server.requests.isEmpty, "the submission never reached the server")
-        try await Task.sleep(for: .milliseconds(1500))   // into the trickle
+        try await Task.sleep(for: .milliseconds(1500))  // into the trickle
         let start = ContinuousClock.now
         kill(process.process.processIdentifier, SIGTERM)
         #expect(await process.waitForExit(timeout: 10))
@@ -113,10 +126,12 @@ struct SubmissionFaultTests {
         let server = try LoopbackServer()
         defer { server.shutdown() }
         server.riskTrickles = true
-        let test = try Self.makeCase("risk-trickle", transaction: "accept-risk", submitter: """
-            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 2, retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 20}}
-            protect: {enabled: true, envId: env-1, customHost: "\(server.baseURL)"}
-            """)
+        let test = try Self.makeCase(
+            "risk-trickle", transaction: "accept-risk",
+            submitter: """
+                {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 2, retry: {maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 20}}
+                protect: {enabled: true, envId: env-1, customHost: "\(server.baseURL)"}
+                """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
         let (run, elapsed) = try await Self.timedRun("risk trickle", test)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
@@ -133,28 +148,35 @@ struct SubmissionFaultTests {
     func bigBody() async throws {
         let server = try LoopbackServer()
         defer { server.shutdown() }
-        let test = try Self.makeCase("big", transaction: "big-1", submitter: """
-            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5}
-            """)
+        let test = try Self.makeCase(
+            "big", transaction: "big-1",
+            submitter: """
+                {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5}
+                """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
         let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
         #expect(run.status == 0, "\(run.stdout)")
         #expect(try await Self.report("2 MB body", test, transaction: "big-1", servers: [("endpoint", server)]) == "PROCESSED")
         #expect(server.requests.count == 1)
         #expect(server.keys.map { server.acceptedCount(forKey: $0) } == [1])
-        #expect(try await SQLiteTransactionStore(path: test.store, create: false, encryption: CLIRunner.storeEncryption).submission(documentId: server.keys.first ?? "")?.outcome == .accepted)
+        #expect(
+            try await SQLiteTransactionStore(path: test.store, create: false, encryption: CLIRunner.storeEncryption).submission(
+                documentId: server.keys.first ?? "")?.outcome == .accepted)
     }
 
     @Test("https: a certificate from an unknown CA is refused without retries; with submitter.caFile it is accepted")
     func tls() async throws {
-        let certificates = try #require(ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
-                                        "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
+        let certificates = try #require(
+            ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
+            "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
         let server = try LoopbackServer(certificate: certificates + "/server.pem", key: certificates + "/server.key")
         defer { server.shutdown() }
         #expect(server.baseURL.hasPrefix("https://"))
-        let untrusted = try Self.makeCase("tls-untrusted", transaction: "accept-tls", submitter: """
-            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
-            """)
+        let untrusted = try Self.makeCase(
+            "tls-untrusted", transaction: "accept-tls",
+            submitter: """
+                {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
+                """)
         defer { try? FileManager.default.removeItem(at: untrusted.folder) }
         let refused = try await CLIRunner.run(["run", untrusted.batch.path, "--store", untrusted.store, "--pipeline", untrusted.pipeline])
         #expect(refused.status == 1)
@@ -164,18 +186,22 @@ struct SubmissionFaultTests {
         #expect(try await Self.report("https, unknown CA", untrusted, transaction: "accept-tls", servers: [("endpoint", server)]) == "REQUIRED")
         #expect(server.requests.isEmpty)
 
-        let trusted = try Self.makeCase("tls-trusted", transaction: "accept-tls", submitter: """
-            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, caFile: "\(certificates)/ca.pem"}
-            """)
+        let trusted = try Self.makeCase(
+            "tls-trusted", transaction: "accept-tls",
+            submitter: """
+                {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, caFile: "\(certificates)/ca.pem"}
+                """)
         defer { try? FileManager.default.removeItem(at: trusted.folder) }
         let accepted = try await CLIRunner.run(["run", trusted.batch.path, "--store", trusted.store, "--pipeline", trusted.pipeline])
         #expect(accepted.status == 0, "\(accepted.stdout)")
         #expect(try await Self.report("https, caFile", trusted, transaction: "accept-tls", servers: [("endpoint", server)]) == "PROCESSED")
         #expect(server.requests.count == 1)
 
-        let missingCA = try Self.makeCase("tls-missing-ca", transaction: "accept-tls", submitter: """
-            {kind: http, endpoint: "\(server.baseURL)/v1", caFile: "\(trusted.folder.path)/nothing.pem"}
-            """)
+        let missingCA = try Self.makeCase(
+            "tls-missing-ca", transaction: "accept-tls",
+            submitter: """
+                {kind: http, endpoint: "\(server.baseURL)/v1", caFile: "\(trusted.folder.path)/nothing.pem"}
+                """)
         defer { try? FileManager.default.removeItem(at: missingCA.folder) }
         let misconfigured = try await CLIRunner.run(["run", missingCA.batch.path, "--store", missingCA.store, "--pipeline", missingCA.pipeline])
         #expect(misconfigured.status == 2)
@@ -184,14 +210,17 @@ struct SubmissionFaultTests {
 
     @Test("https: a trusted certificate for another host name is refused at once, not retried")
     func tlsOtherHost() async throws {
-        let certificates = try #require(ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
-                                        "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
+        let certificates = try #require(
+            ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
+            "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
         let server = try LoopbackServer(certificate: certificates + "/other-host.pem", key: certificates + "/other-host.key")
         defer { server.shutdown() }
-        let test = try Self.makeCase("tls-other-host", transaction: "accept-host", submitter: """
-            {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, caFile: "\(certificates)/ca.pem",
-             retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
-            """)
+        let test = try Self.makeCase(
+            "tls-other-host", transaction: "accept-host",
+            submitter: """
+                {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, caFile: "\(certificates)/ca.pem",
+                 retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
+                """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
         let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
         #expect(run.status == 1)

@@ -12,8 +12,9 @@ func fieldBatch(_ folder: URL, transactions ids: [String], phone: Bool = true, s
         let fields = phone ? #"{"email": "\#(id)@example.com", "phone": "+1 555 0100"}"# : #"{"email": "\#(id)@example.com"}"#
         try Data(fields.utf8).write(to: transaction.appendingPathComponent("fields.json"))
         if selfie {
-            try FileManager.default.copyItem(at: CLIRunner.root.appendingPathComponent("Samples/batch/01-complete/selfie.jpg"),
-                                             to: transaction.appendingPathComponent("selfie.jpg"))
+            try FileManager.default.copyItem(
+                at: CLIRunner.root.appendingPathComponent("Samples/batch/01-complete/selfie.jpg"),
+                to: transaction.appendingPathComponent("selfie.jpg"))
         }
     }
     return batch

@@ -19,7 +19,8 @@ struct WorkerTests {
         let folder = try temporaryFolder("workers")
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: (0..<250).map { "work-\($0)" }, phone: false, selfie: true)
-        let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: REQUIRED, GOVERNMENT_ID: DISABLED, PHONE: DISABLED}\n")
+        let pipeline = try pipelineFile(
+            folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: REQUIRED, GOVERNMENT_ID: DISABLED, PHONE: DISABLED}\n")
         let enqueue = try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline])
         #expect(enqueue.status == 0, "\(enqueue.stderr)")
         #expect(enqueue.stderr.contains("500 documents queued"))
@@ -46,8 +47,9 @@ struct WorkerTests {
                 let report = try #require(try await reader.report(id: summary.id))
                 for document in report.documents {
                     documents += 1
-                    #expect(document.submission?.attempts == 1 && document.submission?.outcome == .accepted,
-                            "\(document.id) after killing a worker at result \(killAfter)")
+                    #expect(
+                        document.submission?.attempts == 1 && document.submission?.outcome == .accepted,
+                        "\(document.id) after killing a worker at result \(killAfter)")
                 }
             }
             #expect(documents == 500)
@@ -65,7 +67,8 @@ struct WorkerTests {
         for (index, id) in ids.enumerated() where index % 2 == 1 {
             try FileManager.default.removeItem(at: batch.appendingPathComponent(id).appendingPathComponent("selfie.jpg"))
         }
-        let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: OPTIONAL, PHONE: OPTIONAL, GOVERNMENT_ID: DISABLED}\n")
+        let pipeline = try pipelineFile(
+            folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: OPTIONAL, PHONE: OPTIONAL, GOVERNMENT_ID: DISABLED}\n")
         #expect(try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
         let arguments = ["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"]
         let workers = try (0..<2).map { _ in try InteractiveProcess(arguments) }
@@ -80,8 +83,9 @@ struct WorkerTests {
             for summary in transactions {
                 let index = Int(summary.id.dropFirst("end-".count))!
                 #expect(summary.status == .completed, "\(summary.id)")
-                #expect(summary.documents == [.email: .processed, .phone: .skipped, .selfie: index % 2 == 0 ? .processed : .skipped],
-                        "\(summary.id)")
+                #expect(
+                    summary.documents == [.email: .processed, .phone: .skipped, .selfie: index % 2 == 0 ? .processed : .skipped],
+                    "\(summary.id)")
             }
             let report = try #require(try await reader.report(id: "end-1"))
             let skips = report.history.filter { $0.to == DocumentStatus.skipped.rawValue }
@@ -96,11 +100,12 @@ struct WorkerTests {
         func qr(_ transaction: String, _ code: String) -> String {
             "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=\(transaction)&code=\(code)"
         }
-        let lines = [
-            #"{"id":"a","qr":"\#(qr("accept-q1", "C1"))","type":"EMAIL","email":"a@example.com"}"#,
-            #"{"id":"b","qr":"\#(qr("accept-q1", "OTHER"))","type":"PHONE","phone":"+1 555 0100"}"#,
-            "{not json",
-        ] + (0..<300).map { #"{"id":"m\#($0)","qr":"\#(qr("accept-m\($0)", "C\($0)"))","type":"EMAIL","email":"m\#($0)@example.com"}"# }
+        let lines =
+            [
+                #"{"id":"a","qr":"\#(qr("accept-q1", "C1"))","type":"EMAIL","email":"a@example.com"}"#,
+                #"{"id":"b","qr":"\#(qr("accept-q1", "OTHER"))","type":"PHONE","phone":"+1 555 0100"}"#,
+                "{not json"
+            ] + (0..<300).map { #"{"id":"m\#($0)","qr":"\#(qr("accept-m\($0)", "C\($0)"))","type":"EMAIL","email":"m\#($0)@example.com"}"# }
         let enqueue = try await CLIRunner.run(["enqueue", "-", "--store", store], stdin: lines.joined(separator: "\n") + "\n")
         #expect(enqueue.status == 1, "\(enqueue.stderr)")
         // 301 queued, over more than one database transaction (256 at most each).
@@ -126,7 +131,10 @@ struct WorkerTests {
         let status = try await CLIRunner.run(["status", "txn-batch-005", "--json", "--store", store])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         #expect(object["documentSubmissionStatus"] as? String == "STARTED")
-        #expect(object["documentStatus"] as? [String: String] == ["GOVERNMENT_ID": "REQUIRED", "SELFIE": "PROCESSED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"])
+        #expect(
+            object["documentStatus"] as? [String: String] == [
+                "GOVERNMENT_ID": "REQUIRED", "SELFIE": "PROCESSED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"
+            ])
         let list = try await CLIRunner.run(["status", "--state", "COMPLETED", "--store", store])
         #expect(list.lines.count == 7, "a header and the six completed sample transactions")
     }
@@ -138,7 +146,10 @@ struct WorkerTests {
         let store = try await freshPostgresStore()
         let folder = try temporaryFolder("purge-queued")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pipeline = try pipelineFile(folder, "policy:\n  documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}\nretention: {mode: age, maxAge: 1m}\n")
+        let pipeline = try pipelineFile(
+            folder,
+            "policy:\n  documents: {EMAIL: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, PHONE: DISABLED}\nretention: {mode: age, maxAge: 1m}\n"
+        )
         let formatter = ISO8601DateFormatter()
         let created = formatter.string(from: Date().addingTimeInterval(-7_200)), expires = formatter.string(from: Date().addingTimeInterval(-6_000))
         func line(_ n: Int, old: Bool) -> String {
@@ -153,16 +164,20 @@ struct WorkerTests {
         #expect(enqueue.status == 0, "\(enqueue.stderr)")
         let purge = try await CLIRunner.run(["store", "purge", "--store", store, "--pipeline", pipeline])
         #expect(purge.status == 0 && purge.stdout.split(separator: "\n").sorted() == ["pq-1", "pq-2"], "\(purge.stdout) \(purge.stderr)")
-        let emptied = try await TestPostgres.text(store, "SELECT string_agg(transaction_id, ',' ORDER BY transaction_id) FROM work_items WHERE job = ''")
+        let emptied = try await TestPostgres.text(
+            store, "SELECT string_agg(transaction_id, ',' ORDER BY transaction_id) FROM work_items WHERE job = ''")
         #expect(emptied == "pq-1,pq-2", "the purged transactions' queued jobs are empty")
 
         let worker = try await CLIRunner.run(["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"])
         let results = try worker.lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
-        let purged = results.filter { ($0["error"] as? [String: Any])?["message"] as? String == "its transaction's data was purged while it waited in the queue" }
+        let purged = results.filter {
+            ($0["error"] as? [String: Any])?["message"] as? String == "its transaction's data was purged while it waited in the queue"
+        }
         #expect(purged.count == 2, "\(worker.stdout)")
         #expect(results.contains { $0["transactionId"] as? String == "pq-3" && $0["documentSubmissionStatus"] as? String == "COMPLETED" })
         #expect(!worker.stdout.contains("qxz1.secret") && !worker.stdout.contains("QXZCODE1"))
-        let kept = try await TestPostgres.text(store, "SELECT count(*)::text FROM work_items WHERE transaction_id IN ('pq-1', 'pq-2') AND (job <> '' OR result IS NOT NULL)")
+        let kept = try await TestPostgres.text(
+            store, "SELECT count(*)::text FROM work_items WHERE transaction_id IN ('pq-1', 'pq-2') AND (job <> '' OR result IS NOT NULL)")
         #expect(kept == "0", "nothing of the purged transactions is left in the queue")
     }
 }

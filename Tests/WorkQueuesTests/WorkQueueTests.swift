@@ -121,11 +121,12 @@ struct WorkQueueMigrationTests {
     @Test("names, order and SQL as shipped (the digests they had in the store's ledger)")
     func frozen() {
         let shipped = PostgresWorkQueue.migrations.map { "\($0.0) \(Self.digest($0.1.joined(separator: ";\n")))" }
-        #expect(shipped == [
-            "v3-work-queue 27730b944afc898691e94cca3579231c4c6ef930faf7a3133f33074ecbb3dd75",
-            "v4-work-groups 2051d6793c3c83a8e21f7d119f7df1c77d5e1f226d511281a20f474da2fcbdd3",
-            "v5-work-notifications c79debbc1bee45a6fbe001c862d31e891e8adaf944f6c160137cecc1ed332784",
-        ])
+        #expect(
+            shipped == [
+                "v3-work-queue 27730b944afc898691e94cca3579231c4c6ef930faf7a3133f33074ecbb3dd75",
+                "v4-work-groups 2051d6793c3c83a8e21f7d119f7df1c77d5e1f226d511281a20f474da2fcbdd3",
+                "v5-work-notifications c79debbc1bee45a6fbe001c862d31e891e8adaf944f6c160137cecc1ed332784"
+            ])
     }
 
     @Test("a database migrated when the queue's tables were the store's adopts them: nothing applied twice, nothing lost")
@@ -134,11 +135,13 @@ struct WorkQueueMigrationTests {
         let components = try #require(URLComponents(string: url))
         let logger = Logger(label: "test")
         let connection = try await PostgresConnection.connect(
-            configuration: .init(host: try #require(components.host), port: components.port ?? 5432, username: try #require(components.user),
-                                 password: components.password, database: String(components.path.dropFirst()), tls: .disable),
+            configuration: .init(
+                host: try #require(components.host), port: components.port ?? 5432, username: try #require(components.user),
+                password: components.password, database: String(components.path.dropFirst()), tls: .disable),
             id: 1, logger: logger)
         // The ledger as the release before the queue's move left it: store and queue migrations in one.
-        let earlier = PostgresTransactionStore.migrations.prefix(2) + PostgresWorkQueue.migrations.prefix(2) + PostgresTransactionStore.migrations[2...2]
+        let earlier =
+            PostgresTransactionStore.migrations.prefix(2) + PostgresWorkQueue.migrations.prefix(2) + PostgresTransactionStore.migrations[2...2]
         try await connection.query("CREATE TABLE schema_migrations (identifier text PRIMARY KEY)", logger: logger)
         for (identifier, statements) in earlier {
             for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }

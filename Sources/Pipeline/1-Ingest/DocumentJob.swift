@@ -74,8 +74,10 @@ struct DocumentJob: Sendable, Codable {
     /// documents become SKIPPED): a transaction folder, or "." for the folder's loose images. nil for a stream.
     var inputGroup: String?
 
-    init(sequence: Int, inputId: String? = nil, source: String, type: DocumentType, identity: TransactionIdentity,
-         inputGroup: String? = nil) {
+    init(
+        sequence: Int, inputId: String? = nil, source: String, type: DocumentType, identity: TransactionIdentity,
+        inputGroup: String? = nil
+    ) {
         self.sequence = sequence
         self.inputId = inputId
         self.source = source
@@ -104,11 +106,13 @@ struct DocumentJob: Sendable, Codable {
         let latest = created.addingTimeInterval(configuration.transactionLifetime)
         let expires = expiresAt ?? latest
         guard expires > created, expires <= latest else {
-            throw DocumentFailure(.initiateDocumentTransactionError,
-                                  "expiresAt must fall after createdAt and within the policy's transactionLifetime of it")
+            throw DocumentFailure(
+                .initiateDocumentTransactionError,
+                "expiresAt must fall after createdAt and within the policy's transactionLifetime of it")
         }
-        return NewTransaction(id: qr.transactionId, verificationCode: qr.verificationCode, envId: qr.envId,
-                              policy: configuration.documents, createdAt: created, expiresAt: expires)
+        return NewTransaction(
+            id: qr.transactionId, verificationCode: qr.verificationCode, envId: qr.envId,
+            policy: configuration.documents, createdAt: created, expiresAt: expires)
     }
 }
 
@@ -122,8 +126,10 @@ struct IngestFailure: Error, Sendable {
     var input: DocumentInput
     var failure: DocumentFailure
 
-    init(sequence: Int = 0, inputId: String?, source: String, type: DocumentType? = nil, group: String? = nil,
-         failure: DocumentFailure) {
+    init(
+        sequence: Int = 0, inputId: String?, source: String, type: DocumentType? = nil, group: String? = nil,
+        failure: DocumentFailure
+    ) {
         input = DocumentInput(sequence: sequence, inputId: inputId, source: source, type: type, group: group)
         self.failure = failure
     }

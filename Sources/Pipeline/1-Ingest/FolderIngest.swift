@@ -69,13 +69,19 @@ struct FolderIngest {
     private func transactionFolder(_ folder: URL) -> [Result<DocumentJob, IngestFailure>] {
         let name = relative(folder)
         guard confinement.resolve(folder.path) != nil else {
-            return [.failure(IngestFailure(inputId: name, source: name, type: nil,
-                                           failure: DocumentFailure(.documentCaptureError, "\(name) resolves outside the batch folder")))]
+            return [
+                .failure(
+                    IngestFailure(
+                        inputId: name, source: name, type: nil,
+                        failure: DocumentFailure(.documentCaptureError, "\(name) resolves outside the batch folder")))
+            ]
         }
         let files = Self.listing(folder)?.filter { !Self.isDirectory($0) } ?? []
         func file(_ stem: String, images: Bool) -> URL? {
-            files.first { $0.deletingPathExtension().lastPathComponent.lowercased() == stem
-                && (!images || ImageFile.hasImageExtension($0)) }
+            files.first {
+                $0.deletingPathExtension().lastPathComponent.lowercased() == stem
+                    && (!images || ImageFile.hasImageExtension($0))
+            }
         }
         func failure(_ type: DocumentType?, _ source: String, _ error: DocumentFailure) -> Result<DocumentJob, IngestFailure> {
             .failure(IngestFailure(inputId: type.map { "\(name)/\($0.rawValue)" } ?? source, source: source, type: type, failure: error))
@@ -96,19 +102,25 @@ struct FolderIngest {
         var results: [Result<DocumentJob, IngestFailure>] = []
         var documents: [(type: DocumentType, document: Result<DocumentJob, DocumentFailure>)] = []
         func draft(_ type: DocumentType) -> DocumentJob {
-            var job = DocumentJob(sequence: 0, inputId: "\(name)/\(type.rawValue)", source: name, type: type,
-                                  identity: .qrImage(group: name, candidates: []), inputGroup: name)
+            var job = DocumentJob(
+                sequence: 0, inputId: "\(name)/\(type.rawValue)", source: name, type: type,
+                identity: .qrImage(group: name, candidates: []), inputGroup: name)
             (job.createdAt, job.expiresAt) = (createdAt, expiresAt)
             return job
         }
-        var government = governmentDocument(front: file("front", images: true), back: file("back", images: true),
-                                            mrz: file("mrz", images: false), draft: draft(.governmentId))
+        var government = governmentDocument(
+            front: file("front", images: true), back: file("back", images: true),
+            mrz: file("mrz", images: false), draft: draft(.governmentId))
         if let selfie = file("selfie", images: true) {
-            documents.append((.selfie, confined(selfie).map { path in
-                var document = draft(.selfie)
-                document.images[.selfie] = .file(path)
-                return document
-            }))
+            documents.append(
+                (
+                    .selfie,
+                    confined(selfie).map { path in
+                        var document = draft(.selfie)
+                        document.images[.selfie] = .file(path)
+                        return document
+                    }
+                ))
         }
         if let fieldsFile = file("fields", images: false) {
             switch text(fieldsFile, code: .invalidKeyMap).flatMap({ Self.capturedFields($0, name: fieldsFile.lastPathComponent) }) {
@@ -123,7 +135,7 @@ struct FolderIngest {
                 }
                 let rest = captured.filter { $0.key != .email && $0.key != .phone }
                 if !rest.isEmpty {
-                    var document = (try? government?.get()) ?? draft(.governmentId) // a failed id document stays failed
+                    var document = (try? government?.get()) ?? draft(.governmentId)  // a failed id document stays failed
                     for (key, value) in rest { document.captured[key] = value }
                     if case .failure = government {} else { government = .success(document) }
                 }
@@ -131,7 +143,9 @@ struct FolderIngest {
         }
         if let government { documents.insert((.governmentId, government), at: 0) }
         if documents.isEmpty, results.isEmpty {
-            return [failure(nil, name, DocumentFailure(.noDocumentToSubmitError, "\(name) holds no document (front, back, mrz.txt, selfie, fields.json)"))]
+            return [
+                failure(nil, name, DocumentFailure(.noDocumentToSubmitError, "\(name) holds no document (front, back, mrz.txt, selfie, fields.json)"))
+            ]
         }
         for (type, document) in documents {
             switch (document, identity, identityFailure) {
@@ -139,7 +153,8 @@ struct FolderIngest {
                 document.identity = identity
                 results.append(.success(document))
             case (.success(let document), _, let failed):
-                results.append(failure(document.type, document.source, failed ?? DocumentFailure(.initiateDocumentTransactionError, "\(name): no transaction")))
+                results.append(
+                    failure(document.type, document.source, failed ?? DocumentFailure(.initiateDocumentTransactionError, "\(name): no transaction")))
             case (.failure(let error), _, _):
                 results.append(failure(type, name, error))
             }
@@ -162,9 +177,12 @@ struct FolderIngest {
         // An image outside the folder is not looked at; the document it belongs to fails on its own.
         let candidates = found.compactMap { try? confined($0).get() }
         guard !candidates.isEmpty else {
-            return .failure(DocumentFailure(found.isEmpty ? .initiateDocumentTransactionError : .documentCaptureError,
-                                            found.isEmpty ? "\(name) has no qr.txt and no image that could carry the verification QR"
-                                                          : "\(name): every image that could carry the verification QR resolves outside the batch folder"))
+            return .failure(
+                DocumentFailure(
+                    found.isEmpty ? .initiateDocumentTransactionError : .documentCaptureError,
+                    found.isEmpty
+                        ? "\(name) has no qr.txt and no image that could carry the verification QR"
+                        : "\(name): every image that could carry the verification QR resolves outside the batch folder"))
         }
         return .success(.qrImage(group: name, candidates: candidates))
     }
@@ -205,8 +223,9 @@ struct FolderIngest {
             let identity = TransactionIdentity.qrImage(group: "flat:\(group)", candidates: candidates)
             var results: [Result<DocumentJob, IngestFailure>] = []
             func document(_ type: DocumentType, source: URL, images: [ImageRole: URL]) {
-                var job = DocumentJob(sequence: 0, inputId: "\(group)/\(type.rawValue)", source: relative(source),
-                                      type: type, identity: identity, inputGroup: Self.looseImagesGroup)
+                var job = DocumentJob(
+                    sequence: 0, inputId: "\(group)/\(type.rawValue)", source: relative(source),
+                    type: type, identity: identity, inputGroup: Self.looseImagesGroup)
                 do {
                     for (role, url) in images { job.images[role] = .file(try confined(url).get()) }
                     results.append(.success(job))

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import TransactionStore
-import WorkQueues
 import VerifyModel
+import WorkQueues
 
 /// The ingest stage: turns the input (a folder's jobs, NDJSON lines, claimed queue items) into documents for
 /// the decode stage, until the input ends or the run stops taking input.
@@ -46,7 +46,7 @@ struct Intake: Sendable {
                 items = try await input.queue.claim(owner: input.owner, limit: QueueInput.claimSize, lease: input.lease)
             } catch {
                 logger.warning("could not claim work", metadata: ["error.code": "\(error.failureCode)", "error": "\(error.message)"])
-                try await Task.sleep(for: .seconds(1)) // a pause before trying the database again, not a poll
+                try await Task.sleep(for: .seconds(1))  // a pause before trying the database again, not a poll
                 continue
             }
             if items.isEmpty {
@@ -61,7 +61,7 @@ struct Intake: Sendable {
                     try await input.queue.waitForWork()
                 } catch let error as StoreError {
                     logger.warning("could not wait for work", metadata: ["error.code": "\(error.failureCode)", "error": "\(error.message)"])
-                    try await Task.sleep(for: .seconds(1)) // a pause before trying the database again, not a poll
+                    try await Task.sleep(for: .seconds(1))  // a pause before trying the database again, not a poll
                 }
                 continue
             }
@@ -73,9 +73,11 @@ struct Intake: Sendable {
             }
             for item in items where item.kind == .document {
                 guard !item.job.isEmpty else {
-                    var failure = IngestFailure(sequence: Int(item.id), inputId: "queue-\(item.id)", source: "queue:\(item.id)",
-                                                failure: DocumentFailure(.initiateDocumentTransactionError,
-                                                                         "its transaction's data was purged while it waited in the queue"))
+                    var failure = IngestFailure(
+                        sequence: Int(item.id), inputId: "queue-\(item.id)", source: "queue:\(item.id)",
+                        failure: DocumentFailure(
+                            .initiateDocumentTransactionError,
+                            "its transaction's data was purged while it waited in the queue"))
                     failure.input.queueItem = item.id
                     try await outlets.report.send(failure.outcome)
                     continue
@@ -87,8 +89,9 @@ struct Intake: Sendable {
                 } catch let error as CancellationError {
                     throw error
                 } catch {
-                    var failure = IngestFailure(sequence: Int(item.id), inputId: "queue-\(item.id)", source: "queue:\(item.id)",
-                                                failure: DocumentFailure(.invalidKeyMap, "queue item \(item.id) is not a document job"))
+                    var failure = IngestFailure(
+                        sequence: Int(item.id), inputId: "queue-\(item.id)", source: "queue:\(item.id)",
+                        failure: DocumentFailure(.invalidKeyMap, "queue item \(item.id) is not a document job"))
                     failure.input.queueItem = item.id
                     try await outlets.report.send(failure.outcome)
                 }

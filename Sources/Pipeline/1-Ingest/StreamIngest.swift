@@ -13,7 +13,8 @@ enum TextInput {
         let plain = name.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"): true
+                UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"):
+                true
             default: false
             }
         }
@@ -26,8 +27,10 @@ enum StreamLine {
     /// Every input of an NDJSON byte stream, in order, as a job or the failure its result line reports; blank
     /// lines are skipped and not counted. A line over `maxLineBytes` is answered with an error line without
     /// being held in memory.
-    static func inputs(in chunks: ByteInput.ByteChunks, maxLineBytes: Int,
-                       _ body: (Result<DocumentJob, IngestFailure>) async throws -> Void) async throws {
+    static func inputs(
+        in chunks: ByteInput.ByteChunks, maxLineBytes: Int,
+        _ body: (Result<DocumentJob, IngestFailure>) async throws -> Void
+    ) async throws {
         var number = 0
         for try await line in LineSplitter(chunks: chunks, maxLineBytes: maxLineBytes) {
             switch line {
@@ -44,18 +47,22 @@ enum StreamLine {
     }
 
     static func tooLong(_ bytes: Int, number: Int, limit: Int) -> IngestFailure {
-        IngestFailure(sequence: number, inputId: "line-\(number)", source: "stdin:\(number)",
-                      failure: DocumentFailure(.documentCaptureError,
-                                               "line \(number) is \(bytes) bytes, more than ingest.maxLineBytes (\(limit))"))
+        IngestFailure(
+            sequence: number, inputId: "line-\(number)", source: "stdin:\(number)",
+            failure: DocumentFailure(
+                .documentCaptureError,
+                "line \(number) is \(bytes) bytes, more than ingest.maxLineBytes (\(limit))"))
     }
 
     /// The keys whose values are text inputs, limited to `TextInput.maxBytes` each.
-    static let textKeys = ["id", "qr", "transactionId", "type", "mrz", "barcode", "email", "phone", "createdAt", "expiresAt",
-                           "frontImagePath", "backImagePath", "selfiePath"]
+    static let textKeys = [
+        "id", "qr", "transactionId", "type", "mrz", "barcode", "email", "phone", "createdAt", "expiresAt",
+        "frontImagePath", "backImagePath", "selfiePath"
+    ]
 
     static let knownKeys: Set<String> = [
         "id", "qr", "transactionId", "type", "frontImage", "backImage", "selfie", "frontImagePath", "backImagePath",
-        "selfiePath", "mrz", "barcode", "email", "phone", "fields", "skip", "createdAt", "expiresAt",
+        "selfiePath", "mrz", "barcode", "email", "phone", "fields", "skip", "createdAt", "expiresAt"
     ]
 
     static func parse(_ line: String, number: Int, maxImageBytes: Int = ImageFile.maxBytes) -> Result<DocumentJob, IngestFailure> {
@@ -98,7 +105,9 @@ enum StreamLine {
             return fail(.missingDocumentType, "the line has no 'type'")
         }
         guard let type = DocumentType(rawValue: typeName) else {
-            return fail(.missingDocumentType, "\(TextInput.quoted(typeName)) is not a document type (\(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
+            return fail(
+                .missingDocumentType,
+                "\(TextInput.quoted(typeName)) is not a document type (\(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
 
         let identity: TransactionIdentity
@@ -106,8 +115,10 @@ enum StreamLine {
             do {
                 identity = .qr(try VerificationQR(parsing: qr))
             } catch {
-                return .failure(IngestFailure(sequence: number, inputId: inputId, source: source, type: type,
-                                              failure: DocumentFailure(error, context: "'qr'")))
+                return .failure(
+                    IngestFailure(
+                        sequence: number, inputId: inputId, source: source, type: type,
+                        failure: DocumentFailure(error, context: "'qr'")))
             }
         } else if let transactionId = object["transactionId"] as? String, !transactionId.isEmpty {
             guard VerificationQR.isSafeIdentifier(transactionId) else {
@@ -119,8 +130,10 @@ enum StreamLine {
         }
 
         var job = DocumentJob(sequence: number, inputId: inputId, source: source, type: type, identity: identity)
-        for (role, inline, path) in [(ImageRole.front, "frontImage", "frontImagePath"), (.back, "backImage", "backImagePath"),
-                                     (.selfie, "selfie", "selfiePath")] {
+        for (role, inline, path) in [
+            (ImageRole.front, "frontImage", "frontImagePath"), (.back, "backImage", "backImagePath"),
+            (.selfie, "selfie", "selfiePath")
+        ] {
             if let base64 = object[inline] as? String {
                 // Held to the same limit as an image file, before it is decoded.
                 guard base64.utf8.count / 4 * 3 <= maxImageBytes else {
@@ -167,7 +180,12 @@ enum StreamLine {
 /// A JSON value decoded straight into Swift values: a 64 MiB base64 image stays one native string instead of
 /// being bridged through UTF-16 as JSONSerialization's results are on Linux (several times slower).
 enum JSONValue: Decodable {
-    case string(String), bool(Bool), number(Double), object([String: JSONValue]), array([JSONValue]), null
+    case string(String)
+    case bool(Bool)
+    case number(Double)
+    case object([String: JSONValue])
+    case array([JSONValue])
+    case null
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()

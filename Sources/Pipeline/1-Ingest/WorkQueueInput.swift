@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import TransactionStore
-import WorkQueues
 import VerifyModel
+import WorkQueues
 
 /// A worker's view of the shared work queue.
 public struct QueueInput: Sendable {

@@ -46,12 +46,15 @@ struct DecodeStage: Sendable {
             case .named(let path, let key):
                 // Missing, unreadable, outside, not a file and not an image all end here alike.
                 guard !allowedPaths.roots.isEmpty else {
-                    throw DocumentFailure(.documentCaptureError, "'\(key)' names a file, and no directory is allowed: "
-                                          + "give --allow-path DIR or ingest.allowedPaths, or send the image inline")
+                    throw DocumentFailure(
+                        .documentCaptureError,
+                        "'\(key)' names a file, and no directory is allowed: "
+                            + "give --allow-path DIR or ingest.allowedPaths, or send the image inline")
                 }
                 let unusable = DocumentFailure(.documentCaptureError, "'\(key)' does not name a readable image inside the allowed directories")
                 guard let resolved = allowedPaths.resolve(path), let read = try? ImageFile.read(resolved, resolved: true),
-                      let decoded = try? decoder.decode(read, targetPixels: scanner.firstPassPixels) else {
+                    let decoded = try? decoder.decode(read, targetPixels: scanner.firstPassPixels)
+                else {
                     throw unusable
                 }
                 document.add(role, bytes: read, image: decoded)

@@ -51,7 +51,8 @@ struct ScanStage: Sendable {
         var candidateBack: String?
         var answer: QRResolver.Answer?
         if case .qrImage(let group, let candidates) = job.identity, case .file(let path) = job.images[.back], candidates.contains(path),
-           document.images[.back] != nil, symbologies.contains(.pdf417) {
+            document.images[.back] != nil, symbologies.contains(.pdf417)
+        {
             do {
                 answer = try await resolver.claim(group)
             } catch {
@@ -71,11 +72,12 @@ struct ScanStage: Sendable {
         }
         if let path = candidateBack, case .qrImage(let group, let candidates) = job.identity {
             // The folder's other documents see the image's failure as they would have met it reading the image.
-            let read: Result<[Barcode], DocumentFailure> = if let backFailure {
-                .failure(DocumentFailure(backFailure, context: URL(fileURLWithPath: path).lastPathComponent))
-            } else {
-                .success(backBarcodes ?? [])
-            }
+            let read: Result<[Barcode], DocumentFailure> =
+                if let backFailure {
+                    .failure(DocumentFailure(backFailure, context: URL(fileURLWithPath: path).lastPathComponent))
+                } else {
+                    .success(backBarcodes ?? [])
+                }
             let found = findQR(in: candidates, alreadyScanned: [path: read], with: scanner)
             resolver.fulfill(group, with: found)
             answer = found
@@ -112,8 +114,9 @@ struct ScanStage: Sendable {
             case .failure(let failure): throw .failed(failure)
             }
         }
-        return ScannedDocument(job: job, transaction: transaction, images: document.images.mapValues(\.bytes),
-                               backBarcodes: backBarcodes, capture: document.capture)
+        return ScannedDocument(
+            job: job, transaction: transaction, images: document.images.mapValues(\.bytes),
+            backBarcodes: backBarcodes, capture: document.capture)
     }
 
     /// The MRZ printed on the front (a passport page, a TD2 card) or the back (a TD1 card): from there on its text
@@ -142,8 +145,10 @@ struct ScanStage: Sendable {
 
     /// The first verification QR among `candidates`, in order; `alreadyScanned` holds what this document's own
     /// scan read of an image (looking for the QR too), or why it could not: those are not read again.
-    private func findQR(in candidates: [String], alreadyScanned: [String: Result<[Barcode], DocumentFailure>],
-                        with scanner: BarcodeScanner) -> QRResolver.Answer {
+    private func findQR(
+        in candidates: [String], alreadyScanned: [String: Result<[Barcode], DocumentFailure>],
+        with scanner: BarcodeScanner
+    ) -> QRResolver.Answer {
         var firstError: DocumentFailure?
         for path in candidates {
             let name = URL(fileURLWithPath: path).lastPathComponent

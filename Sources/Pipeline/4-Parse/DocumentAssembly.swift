@@ -69,9 +69,13 @@ struct DocumentAssembly {
             } else if AAMVARecord.isBlank(barcode) {
                 throw DocumentFailure(.documentCaptureError, "barcode: the barcode text is empty")
             } else if AAMVARecord.isMagneticStripe(barcode) {
-                throw DocumentFailure(.documentCaptureError, "barcode: magnetic-stripe track data, not AAMVA DL/ID elements: refused (read the PDF417 instead)")
+                throw DocumentFailure(
+                    .documentCaptureError, "barcode: magnetic-stripe track data, not AAMVA DL/ID elements: refused (read the PDF417 instead)")
             } else if type == .governmentId, !configuration.acceptOpaqueBarcodes {
-                throw DocumentFailure(.documentCaptureError, "barcode: not AAMVA data (no '@' and 'ANSI ' header): a government id's barcode text must be (scan.opaqueBarcodes: accept lets other text through)")
+                throw DocumentFailure(
+                    .documentCaptureError,
+                    "barcode: not AAMVA data (no '@' and 'ANSI ' header): a government id's barcode text must be (scan.opaqueBarcodes: accept lets other text through)"
+                )
             }
         }
         if !document.job.captured.isEmpty { sources.append(("captured fields", document.job.captured)) }
@@ -108,8 +112,10 @@ struct DocumentAssembly {
     /// Contract §11: a government id is complete only with the identity the policy needs, read from some
     /// source; what is missing is named, never the values.
     func requireIdentity(_ fields: DocumentFields, from sources: [String]) throws(DocumentFailure) {
-        var needed: [(DocumentKey, String)] = [(.lastName, "family name"), (.dateOfBirth, "date of birth"),
-                                               (.documentNumber, "document number")]
+        var needed: [(DocumentKey, String)] = [
+            (.lastName, "family name"), (.dateOfBirth, "date of birth"),
+            (.documentNumber, "document number")
+        ]
         if configuration.failExpiredId { needed.append((.dateOfExpiry, "date of expiry")) }
         let missing = needed.filter { fields[$0.0] == nil }.map(\.1)
         if !missing.isEmpty {

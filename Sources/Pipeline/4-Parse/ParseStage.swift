@@ -60,10 +60,12 @@ struct ParseStage: Sendable {
         }
         // The plain digest never leaves this function: only its keyed forms are stored and shown.
         let digest = hash.finalize().hexString
-        return .document(AssembledDocument(job: document.job, transaction: document.transaction, fields: fields,
-                                           documentId: identity.documentId(transactionId: document.transaction.id, contentDigest: digest),
-                                           contentHash: identity.contentHash(contentDigest: digest),
-                                           capture: document.capture, warnings: assembled.warnings))
+        return .document(
+            AssembledDocument(
+                job: document.job, transaction: document.transaction, fields: fields,
+                documentId: identity.documentId(transactionId: document.transaction.id, contentDigest: digest),
+                contentHash: identity.contentHash(contentDigest: digest),
+                capture: document.capture, warnings: assembled.warnings))
     }
 }
 

@@ -82,8 +82,9 @@ struct TrackStage: Sendable {
         let type = document.job.type, transactionId = document.transaction.id
         var stored = document.fields
         for key in DocumentKey.images { stored[key] = nil }
-        let record = DocumentRecord(id: document.documentId, transactionId: transactionId, type: type, fields: stored,
-                                    source: document.job.source, contentHash: document.contentHash, createdAt: time)
+        let record = DocumentRecord(
+            id: document.documentId, transactionId: transactionId, type: type, fields: stored,
+            source: document.job.source, contentHash: document.contentHash, createdAt: time)
         switch try await store.collect(record, at: time) {
         case .collected(let updated, _):
             await signals.documentArrived(updated, capture: document.capture, at: time)
@@ -91,16 +92,18 @@ struct TrackStage: Sendable {
             return .submit(DocumentToSubmit(document: document, transaction: updated))
         case .alreadyRecorded(let current):
             if try await store.submission(documentId: document.documentId)?.outcome == .accepted {
-                var outcome = responses.outcome(input, type: type, documentId: document.documentId, fields: document.fields, current,
-                                               warnings: document.warnings)
+                var outcome = responses.outcome(
+                    input, type: type, documentId: document.documentId, fields: document.fields, current,
+                    warnings: document.warnings)
                 outcome.alreadySubmitted = true
                 return .finished(outcome)
             }
             // Recorded by an earlier run that stopped before the submission, or whose submission failed.
             var transaction = current
             if current.state.documents[type] == .required || current.state.documents[type] == .optional {
-                (transaction, _) = try await store.apply(.collect, to: type, of: transactionId,
-                                                         reason: "document \(document.documentId) collected again", at: time)
+                (transaction, _) = try await store.apply(
+                    .collect, to: type, of: transactionId,
+                    reason: "document \(document.documentId) collected again", at: time)
             }
             return .submit(DocumentToSubmit(document: document, transaction: transaction))
         }

@@ -101,8 +101,9 @@ struct SubmitStage: Sendable {
             throw StoreError.unknownTransaction(document.transaction.id)
         }
         let assembled = document.document
-        return responses.outcome(input, type: assembled.job.type, documentId: assembled.documentId, fields: assembled.fields, current,
-                                  warnings: assembled.warnings)
+        return responses.outcome(
+            input, type: assembled.job.type, documentId: assembled.documentId, fields: assembled.fields, current,
+            warnings: assembled.warnings)
     }
 
     /// Renews the claim every third of the lease while the document is being sent, so that a send slowed by
@@ -113,8 +114,11 @@ struct SubmitStage: Sendable {
             do {
                 try await Task.sleep(for: claims.lease / 3)
                 let time = now()
-                guard case .claimed = try await store.claimSubmission(documentId: documentId, owner: claims.owner,
-                                                                       until: claims.expiry(from: time), at: time) else { return }
+                guard
+                    case .claimed = try await store.claimSubmission(
+                        documentId: documentId, owner: claims.owner,
+                        until: claims.expiry(from: time), at: time)
+                else { return }
             } catch {
                 // Cancelled with the send, or the store failed: the lease runs out on its own.
                 return
@@ -156,11 +160,13 @@ struct SubmitStage: Sendable {
         await signals.retried(request.transactionId, times: result.attempts - 1)
         let error: DocumentSubmissionError? = if case .failed(let error, _) = result { error } else { nil }
         do {
-            let (updated, _, _) = try await store.finishSubmission(documentId: documentId, type: assembled.job.type, of: request.transactionId,
-                                                                   accepted: error == nil, error: error?.description, at: now())
+            let (updated, _, _) = try await store.finishSubmission(
+                documentId: documentId, type: assembled.job.type, of: request.transactionId,
+                accepted: error == nil, error: error?.description, at: now())
             await signals.statusChanged(updated)
-            var outcome = responses.outcome(input, type: assembled.job.type, documentId: documentId, fields: assembled.fields, updated,
-                                            warnings: assembled.warnings)
+            var outcome = responses.outcome(
+                input, type: assembled.job.type, documentId: documentId, fields: assembled.fields, updated,
+                warnings: assembled.warnings)
             outcome.failure = error.map { DocumentFailure($0) }
             return outcome
         } catch {
@@ -177,9 +183,10 @@ struct SubmitStage: Sendable {
         let assembled = document.document
         let payload = await signals.payload(for: transaction, capture: assembled.capture, at: now())
         if payload != nil { await risk?.evaluateOnce(transaction.id) }
-        return SubmissionRequest(documentId: assembled.documentId, transactionId: transaction.id,
-                                 verificationCode: transaction.verificationCode, documentType: assembled.job.type,
-                                 document: assembled.fields, state: transaction.state, signals: payload)
+        return SubmissionRequest(
+            documentId: assembled.documentId, transactionId: transaction.id,
+            verificationCode: transaction.verificationCode, documentType: assembled.job.type,
+            document: assembled.fields, state: transaction.state, signals: payload)
     }
 }
 
@@ -188,8 +195,10 @@ struct ResponseBuilder: Sendable {
     /// Leave the base64 images out of the printed results.
     let omitImages: Bool
 
-    func outcome(_ input: DocumentInput, type: DocumentType, documentId: String?, fields: DocumentFields,
-                 _ transaction: StoredTransaction, skipped: Bool = false, warnings: [String] = []) -> DocumentOutcome {
+    func outcome(
+        _ input: DocumentInput, type: DocumentType, documentId: String?, fields: DocumentFields,
+        _ transaction: StoredTransaction, skipped: Bool = false, warnings: [String] = []
+    ) -> DocumentOutcome {
         var document = skipped ? DocumentFields() : fields
         if omitImages {
             for key in DocumentKey.images { document[key] = nil }

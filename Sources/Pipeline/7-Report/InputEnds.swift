@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import Protect
 import TransactionStore
-import WorkQueues
 import VerifyModel
+import WorkQueues
 
 /// The end of a transaction's input (CONTRACT §1): its missing optional documents become SKIPPED. A batch folder's
 /// transaction folders end with their last reported document, its loose images with the batch, and a work
@@ -24,8 +24,9 @@ struct InputEnds: Sendable {
                 if !transitions.isEmpty { await signals.statusChanged(updated) }
             } catch {
                 succeeded = false
-                logger.warning("could not skip the missing optional documents of a transaction",
-                               metadata: ["transaction.id": "\(id)", "error.code": "\(error.failureCode)"])
+                logger.warning(
+                    "could not skip the missing optional documents of a transaction",
+                    metadata: ["transaction.id": "\(id)", "error.code": "\(error.failureCode)"])
             }
         }
         return succeeded
@@ -34,7 +35,7 @@ struct InputEnds: Sendable {
     /// The end of a transaction folder (or of a batch's loose images) taken from the queue. On failure the item
     /// goes back to the queue, for this worker or another to try again.
     func endGroup(_ item: WorkItem, queue: any WorkQueue) async {
-        let group = item.group ?? FolderIngest.looseImagesGroup // never nil for a group end (the schema's CHECK)
+        let group = item.group ?? FolderIngest.looseImagesGroup  // never nil for a group end (the schema's CHECK)
         do throws(StoreError) {
             let ids = try await queue.transactions(ofGroup: group, batch: item.batch)
             let reason = group == FolderIngest.looseImagesGroup ? "end of batch" : "end of \(group)"
@@ -48,8 +49,9 @@ struct InputEnds: Sendable {
             do {
                 try await queue.release(item.id)
             } catch {
-                logger.warning("could not give a group end back to the queue; its lease will expire",
-                               metadata: ["queue.item": "\(item.id)", "error.code": "\(error.failureCode)"])
+                logger.warning(
+                    "could not give a group end back to the queue; its lease will expire",
+                    metadata: ["queue.item": "\(item.id)", "error.code": "\(error.failureCode)"])
             }
         }
     }

@@ -3,8 +3,8 @@ import Logging
 import Metrics
 import Protect
 import TransactionStore
-import WorkQueues
 import VerifyModel
+import WorkQueues
 
 /// The report stage: hands each document's outcome to the caller as soon as it is done, counts the run,
 /// ends transaction folders whose last document is in, and marks claimed queue items done.
@@ -72,13 +72,14 @@ struct Reporter: Sendable {
         do {
             text = String(decoding: try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys]), as: UTF8.self)
         } catch {
-            text = "{}" // a dictionary of strings always serialises
+            text = "{}"  // a dictionary of strings always serialises
         }
         do {
             try await queue.complete(item, transactionId: outcome.transactionId, result: text)
         } catch {
-            logger.warning("could not mark a queue item done; its lease will expire and another worker will redo it",
-                           metadata: ["queue.item": "\(item)", "error.code": "\(error.failureCode)"])
+            logger.warning(
+                "could not mark a queue item done; its lease will expire and another worker will redo it",
+                metadata: ["queue.item": "\(item)", "error.code": "\(error.failureCode)"])
         }
     }
 }

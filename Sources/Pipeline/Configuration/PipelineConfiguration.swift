@@ -62,7 +62,7 @@ public struct PipelineConfiguration: Sendable, Equatable {
 
     public var name = "default"
     public var documents: [DocumentType: DocumentRequirement] = [
-        .governmentId: .required, .selfie: .optional, .email: .optional, .phone: .optional, .voice: .disabled,
+        .governmentId: .required, .selfie: .optional, .email: .optional, .phone: .optional, .voice: .disabled
     ]
     /// expiresAt = createdAt + this, unless the input gives the transaction's own expiry.
     public var transactionLifetime: TimeInterval = 30 * 60
@@ -146,7 +146,8 @@ extension PipelineConfiguration {
                 var documents: [DocumentType: DocumentRequirement] = Dictionary(uniqueKeysWithValues: DocumentType.allCases.map { ($0, .disabled) })
                 for key in documentsSection.keys {
                     guard let type = DocumentType(rawValue: key) else {
-                        throw documentsSection.error(key, "unknown document type (known: \(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
+                        throw documentsSection.error(
+                            key, "unknown document type (known: \(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
                     }
                     let value = try documentsSection.string(key) ?? ""
                     guard let requirement = DocumentRequirement(rawValue: value.uppercased()) else {
@@ -207,14 +208,17 @@ extension PipelineConfiguration {
             switch try scan.string("opaqueBarcodes")?.lowercased() {
             case nil, "refuse": break
             case "accept": acceptOpaqueBarcodes = true
-            case let other?: throw scan.error("opaqueBarcodes", "must be accept or refuse, not '\(other.count <= 16 ? other : "\(other.count) characters")'")
+            case let other?:
+                throw scan.error("opaqueBarcodes", "must be accept or refuse, not '\(other.count <= 16 ? other : "\(other.count) characters")'")
             }
             if let value = try scan.int("maxPixels", in: 1...1_000_000_000) { maxPixels = value }
         }
 
         if let section = try top.section("protect") {
-            try section.only(["enabled", "envId", "deviceAttributesToIgnore", "isBehavioralDataCollection", "isConsoleLogEnabled",
-                              "isLazyMetadata", "customHost", "pauseBehavioralDataOnSuccess", "resumeBehavioralDataOnStart"])
+            try section.only([
+                "enabled", "envId", "deviceAttributesToIgnore", "isBehavioralDataCollection", "isConsoleLogEnabled",
+                "isLazyMetadata", "customHost", "pauseBehavioralDataOnSuccess", "resumeBehavioralDataOnStart"
+            ])
             var protect = ProtectConfiguration()
             protect.enabled = try section.bool("enabled") ?? false
             protect.envId = try section.string("envId")

@@ -77,8 +77,10 @@ public struct DocumentOutcome: Sendable {
     public var source: String { input.source }
     public var documentType: DocumentType? { input.type }
 
-    init(input: DocumentInput, documentId: String? = nil, transactionId: String?, response: DocumentSubmissionResponse? = nil,
-         failure: DocumentFailure? = nil) {
+    init(
+        input: DocumentInput, documentId: String? = nil, transactionId: String?, response: DocumentSubmissionResponse? = nil,
+        failure: DocumentFailure? = nil
+    ) {
         self.input = input
         self.documentId = documentId
         self.transactionId = transactionId

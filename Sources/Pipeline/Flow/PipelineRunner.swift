@@ -55,9 +55,11 @@ public struct PipelineRunner: Sendable {
     let riskEvaluator: RiskEvaluator?
     let now: @Sendable () -> Date
 
-    public init(configuration: PipelineConfiguration, store: any TransactionStore, submitter: any DocumentSubmitter,
-                logger: Logger, omitImages: Bool = false, riskEvaluator: RiskEvaluator? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        configuration: PipelineConfiguration, store: any TransactionStore, submitter: any DocumentSubmitter,
+        logger: Logger, omitImages: Bool = false, riskEvaluator: RiskEvaluator? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.configuration = configuration
         self.store = store
         self.submitter = submitter
@@ -69,8 +71,10 @@ public struct PipelineRunner: Sendable {
 
     /// Runs until the input ends or `stop` is set, handing each document's outcome to `emit` as soon as it
     /// is done. Throws only when the input itself cannot be read (a missing folder).
-    public func run(_ input: PipelineInput, stop: StopSignal,
-                    emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void) async throws(DocumentFailure) -> RunSummary {
+    public func run(
+        _ input: PipelineInput, stop: StopSignal,
+        emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void
+    ) async throws(DocumentFailure) -> RunSummary {
         let started = Date()
         let identity: DocumentIdentity
         do throws(StoreError) {
@@ -104,12 +108,15 @@ public struct PipelineRunner: Sendable {
             decode: DecodeStage(scanner: scannerConfiguration, allowedPaths: FileConfinement(directories: configuration.allowedPaths)),
             scan: ScanStage(symbologies: configuration.symbologies, resolver: QRResolver()),
             parse: ParseStage(configuration: configuration, identity: identity, now: now),
-            track: TrackStage(configuration: configuration, store: store, touched: touched, signals: signals, risk: risk,
-                              responses: responses, now: now),
-            submit: SubmitStage(store: store, submitter: submitter, signals: signals, risk: risk, responses: responses,
-                                claims: SubmissionClaims(lease: configuration.submitter.claimLease), now: now),
-            reporter: Reporter(input: input, folderJobs: folderJobs, total: total, signals: signals, touched: touched,
-                               inputEnds: inputEnds, logger: logger, emit: emit),
+            track: TrackStage(
+                configuration: configuration, store: store, touched: touched, signals: signals, risk: risk,
+                responses: responses, now: now),
+            submit: SubmitStage(
+                store: store, submitter: submitter, signals: signals, risk: risk, responses: responses,
+                claims: SubmissionClaims(lease: configuration.submitter.claimLease), now: now),
+            reporter: Reporter(
+                input: input, folderJobs: folderJobs, total: total, signals: signals, touched: touched,
+                inputEnds: inputEnds, logger: logger, emit: emit),
             configuration: configuration, scanner: scannerConfiguration, logger: logger)
 
         let summary = await withTaskGroup(of: RunSummary?.self) { group -> RunSummary in
@@ -134,7 +141,7 @@ public struct PipelineRunner: Sendable {
             while let result = await group.next() {
                 guard let result else { continue }
                 summary = result
-                group.cancelAll() // everything reported: the heartbeat, if any, stops
+                group.cancelAll()  // everything reported: the heartbeat, if any, stops
             }
             return summary
         }
@@ -174,8 +181,10 @@ public struct PipelineRunner: Sendable {
         let toSubmit: StageQueue<InFlight<DocumentToSubmit>>
         let toReport: StageQueue<DocumentOutcome>
 
-        init(intake: Intake, decode: DecodeStage, scan: ScanStage, parse: ParseStage, track: TrackStage, submit: SubmitStage,
-             reporter: Reporter, configuration: PipelineConfiguration, scanner: BarcodeScanner.Configuration, logger: Logger) {
+        init(
+            intake: Intake, decode: DecodeStage, scan: ScanStage, parse: ParseStage, track: TrackStage, submit: SubmitStage,
+            reporter: Reporter, configuration: PipelineConfiguration, scanner: BarcodeScanner.Configuration, logger: Logger
+        ) {
             (self.intake, self.decode, self.scan, self.parse, self.track, self.submit) = (intake, decode, scan, parse, track, submit)
             (self.reporter, self.configuration, self.scanner, self.logger) = (reporter, configuration, scanner, logger)
             toDecode = StageQueue(limits: configuration.decode.limits)
@@ -221,11 +230,15 @@ public struct PipelineRunner: Sendable {
         }
 
         private func decodeStage() async {
-            await PipelineRunner.stage("decode", workers: configuration.decode.workers, from: toDecode) { { item in
-                try await PipelineRunner.pass(item, through: { job throws(StageStop) in
-                    do throws(DocumentFailure) { return try decode(job) } catch { throw .failed(error) }
-                }, to: toScan, report: toReport)
-            } }
+            await PipelineRunner.stage("decode", workers: configuration.decode.workers, from: toDecode) {
+                { item in
+                    try await PipelineRunner.pass(
+                        item,
+                        through: { job throws(StageStop) in
+                            do throws(DocumentFailure) { return try decode(job) } catch { throw .failed(error) }
+                        }, to: toScan, report: toReport)
+                }
+            }
             toScan.finish()
         }
 
@@ -233,48 +246,58 @@ public struct PipelineRunner: Sendable {
             await PipelineRunner.stage("scan", workers: configuration.scan.workers, from: toScan) {
                 let scanner = BarcodeScanner(configuration: self.scanner)
                 return { item in
-                    try await PipelineRunner.pass(item, through: { document throws(StageStop) in
-                        try await scan(document, with: scanner)
-                    }, to: toParse, report: toReport)
+                    try await PipelineRunner.pass(
+                        item,
+                        through: { document throws(StageStop) in
+                            try await scan(document, with: scanner)
+                        }, to: toParse, report: toReport)
                 }
             }
             toParse.finish()
         }
 
         private func parseStage() async {
-            await PipelineRunner.stage("parse", workers: 1, from: toParse) { { item in
-                try await PipelineRunner.pass(item, through: { document throws(StageStop) in
-                    do throws(DocumentFailure) { return try parse(document) } catch { throw .failed(error) }
-                }, to: toTrack, report: toReport)
-            } }
+            await PipelineRunner.stage("parse", workers: 1, from: toParse) {
+                { item in
+                    try await PipelineRunner.pass(
+                        item,
+                        through: { document throws(StageStop) in
+                            do throws(DocumentFailure) { return try parse(document) } catch { throw .failed(error) }
+                        }, to: toTrack, report: toReport)
+                }
+            }
             toTrack.finish()
         }
 
         private func trackStage() async {
-            await PipelineRunner.stage("track", workers: configuration.track.workers, from: toTrack) { { item in
-                let tracked: TrackedDocument
-                do throws(DocumentFailure) {
-                    tracked = try await track(item.value, input: item.input)
-                } catch {
-                    try await toReport.send(item.failed(error))
-                    return
+            await PipelineRunner.stage("track", workers: configuration.track.workers, from: toTrack) {
+                { item in
+                    let tracked: TrackedDocument
+                    do throws(DocumentFailure) {
+                        tracked = try await track(item.value, input: item.input)
+                    } catch {
+                        try await toReport.send(item.failed(error))
+                        return
+                    }
+                    switch tracked {
+                    case .submit(let document): try await toSubmit.send(item.with(document), weight: document.byteCount)
+                    case .finished(let outcome): try await toReport.send(outcome, weight: tracked.byteCount)
+                    }
                 }
-                switch tracked {
-                case .submit(let document): try await toSubmit.send(item.with(document), weight: document.byteCount)
-                case .finished(let outcome): try await toReport.send(outcome, weight: tracked.byteCount)
-                }
-            } }
+            }
             toSubmit.finish()
         }
 
         private func submitStage() async {
-            await PipelineRunner.stage("submit", workers: configuration.submit.workers, from: toSubmit) { { item in
-                do {
-                    try await toReport.send(try await submit(item.value, input: item.input))
-                } catch StageStop.failed(let failure) {
-                    try await toReport.send(item.failed(failure))
+            await PipelineRunner.stage("submit", workers: configuration.submit.workers, from: toSubmit) {
+                { item in
+                    do {
+                        try await toReport.send(try await submit(item.value, input: item.input))
+                    } catch StageStop.failed(let failure) {
+                        try await toReport.send(item.failed(failure))
+                    }
                 }
-            } }
+            }
             toReport.finish()
         }
     }
@@ -293,8 +316,10 @@ public struct PipelineRunner: Sendable {
     /// can own state that must not be shared (a ZBar scanner). A worker ends when its input queue is drained or
     /// when the run is cancelled.
     /// Each document's time in the stage and the depth of the queue before it are metrics, labelled by `name`.
-    static func stage<In: StageValue>(_ name: String, workers: Int, from input: StageQueue<InFlight<In>>,
-                                      makeWork: @escaping @Sendable () -> (InFlight<In>) async throws -> Void) async {
+    static func stage<In: StageValue>(
+        _ name: String, workers: Int, from input: StageQueue<InFlight<In>>,
+        makeWork: @escaping @Sendable () -> (InFlight<In>) async throws -> Void
+    ) async {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<max(workers, 1) {
                 group.addTask {
@@ -311,7 +336,7 @@ public struct PipelineRunner: Sendable {
                         do {
                             try await work(item)
                         } catch {
-                            return // cancelled: the document is dropped unrecorded, as the shutdown rules say
+                            return  // cancelled: the document is dropped unrecorded, as the shutdown rules say
                         }
                     }
                 }

@@ -3,7 +3,9 @@ import Synchronization
 
 /// What a `send` does once it holds the lock.
 private enum SendAction<Element: Sendable> {
-    case resume, cancelled, handOver(CheckedContinuation<Element?, Never>), wait
+    case resume, cancelled
+    case handOver(CheckedContinuation<Element?, Never>)
+    case wait
 }
 
 /// How much a queue between two stages holds at most.

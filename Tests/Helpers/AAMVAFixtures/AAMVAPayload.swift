@@ -30,7 +30,8 @@ public struct AAMVAPayload: Sendable {
         let bodies = subfiles.map { type, elements, prefixed in
             (prefixed ? type : "") + elements.map { "\($0.0)\($0.1)" }.joined(separator: "\n") + "\r"
         }
-        let digits = headerDigits ?? issuer + String(format: "%02d", version)
+        let digits =
+            headerDigits ?? issuer + String(format: "%02d", version)
             + (version >= 2 ? String(format: "%02d", jurisdictionVersion) : "") + String(format: "%02d", subfiles.count)
         var offset = 4 + fileType.unicodeScalars.count + digits.count + 10 * subfiles.count
         var header = "@\n\u{1E}\r" + fileType + digits

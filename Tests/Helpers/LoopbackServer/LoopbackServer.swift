@@ -96,7 +96,7 @@ public final class LoopbackServer: Sendable {
     }
 
     static let redirects: [String: HTTPResponseStatus] = [
-        "moved": .movedPermanently, "found": .found, "seeother": .seeOther, "temporary": .temporaryRedirect, "permanent": .permanentRedirect,
+        "moved": .movedPermanently, "found": .found, "seeother": .seeOther, "temporary": .temporaryRedirect, "permanent": .permanentRedirect
     ]
 
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {

@@ -14,7 +14,8 @@ public enum TestPostgres {
     /// The test server's address (host:port) and its administrator's URL.
     public static func server() throws -> (address: String, admin: URLComponents) {
         guard let admin = ProcessInfo.processInfo.environment[variable], let url = URLComponents(string: admin),
-              url.scheme == "postgres", let host = url.host else {
+            url.scheme == "postgres", let host = url.host
+        else {
             throw NotConfigured(description: "\(variable) is not set to a postgres:// URL: run scripts/test, which starts a PostgreSQL server")
         }
         return ("\(host):\(url.port ?? 5432)", url)
@@ -42,8 +43,10 @@ public enum TestPostgres {
     }
 
     /// Runs `body` on a new connection to `database` on `url`'s server, closed afterwards either way.
-    static func withConnection<T>(_ url: URLComponents, database: String,
-                                  _ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
+    static func withConnection<T>(
+        _ url: URLComponents, database: String,
+        _ body: (PostgresConnection, Logger) async throws -> T
+    ) async throws -> T {
         let logger = Logger(label: "test-postgres")
         let configuration = PostgresConnection.Configuration(
             host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "postgres",
@@ -107,7 +110,9 @@ extension TestPostgres {
             process.waitUntilExit()
             return data
         }
-        guard process.terminationStatus == 0, !data.isEmpty else { throw NotConfigured(description: "pg_dump failed with status \(process.terminationStatus)") }
+        guard process.terminationStatus == 0, !data.isEmpty else {
+            throw NotConfigured(description: "pg_dump failed with status \(process.terminationStatus)")
+        }
         return data
     }
 }

@@ -15,12 +15,15 @@ try await location.withStore(create: true) { store in
     for index in 0... {
         let id = "burst-\(index)"
         let time = start.addingTimeInterval(Double(index))
-        _ = try await store.openTransaction(NewTransaction(id: id, verificationCode: "c\(index)", policy: policy, createdAt: time,
-                                                           expiresAt: time.addingTimeInterval(86_400)))
+        _ = try await store.openTransaction(
+            NewTransaction(
+                id: id, verificationCode: "c\(index)", policy: policy, createdAt: time,
+                expiresAt: time.addingTimeInterval(86_400)))
         for type in [DocumentType.governmentId, .selfie] {
-            let document = DocumentRecord(id: "\(id)-\(type.rawValue)", transactionId: id, type: type,
-                                          fields: DocumentFields([.documentNumber: "N\(index)"]), source: "burst",
-                                          contentHash: "h\(index)", createdAt: time)
+            let document = DocumentRecord(
+                id: "\(id)-\(type.rawValue)", transactionId: id, type: type,
+                fields: DocumentFields([.documentNumber: "N\(index)"]), source: "burst",
+                contentHash: "h\(index)", createdAt: time)
             _ = try await store.collect(document, at: time)
             report("collected \(id) \(type.rawValue)")
         }
