@@ -16,7 +16,7 @@ struct VerifyPipeline: AsyncParsableCommand {
 
     /// CONTRACT §6: usage and configuration errors exit 2 with a one-line reason (ArgumentParser's default is 64).
     static func main() async {
-        ImageMemory.mapLargeBuffers()
+        ImageMemory.reuseImageBuffers()
         // A write past the file-size limit (ulimit -f) or to a closed pipe is an error the writer reports, with
         // exit 2, instead of a signal that kills the process mid-line.
         signal(SIGXFSZ, SIG_IGN)

@@ -49,6 +49,7 @@ vp_decode_status vp_webp_decode_gray(const uint8_t *data, size_t size, uint64_t 
 
 void vp_gray_image_free(vp_gray_image *image);
 
-/// Serves every allocation of at least `threshold` bytes with a mapping of its own, returned to the system when
-/// freed (glibc's M_MMAP_THRESHOLD, fixed). Returns 1 when applied, 0 where the C library has no such setting.
-int vp_map_large_allocations(size_t threshold);
+/// Serves every allocation of at least `mmap_threshold` bytes with a mapping of its own, returned to the system when
+/// freed (glibc's M_MMAP_THRESHOLD, fixed), and keeps up to `top_pad` bytes of freed heap at the top of each arena
+/// instead of returning it (M_TOP_PAD). Returns 1 when applied, 0 where the C library has no such settings.
+int vp_tune_allocator(size_t mmap_threshold, size_t top_pad);

@@ -1,3 +1,4 @@
+import BarcodeScanning
 import DequeModule
 import Synchronization
 import VerifyModel
@@ -20,6 +21,8 @@ final class QRResolver: Sendable {
         var entries: [String: Entry] = [:]
         var answered: Deque<String> = []
         var nextId: UInt64 = 0
+        var reads: [String: [Barcode]] = [:]
+        var readOrder: Deque<String> = []
     }
 
     private let keep: Int
@@ -81,6 +84,22 @@ final class QRResolver: Sendable {
             return waiters
         }
         waiters.forEach { $0.resume(returning: answer) }
+    }
+
+    /// Keeps what the answer's reading found in an image of the folder that is also a document's back (its PDF417
+    /// among them), for that document: its own scan would make the same first pass over the same decode, so it takes
+    /// these instead of scanning the image a second time. The most recent `keep` are kept, like the answers.
+    func keep(_ barcodes: [Barcode], readFrom path: String, in group: String) {
+        state.withLock { state in
+            let key = group + "\n" + path
+            if state.reads.updateValue(barcodes, forKey: key) == nil { state.readOrder.append(key) }
+            while state.readOrder.count > keep, let oldest = state.readOrder.popFirst() { state.reads[oldest] = nil }
+        }
+    }
+
+    /// What `keep` kept for the image at `path` in `group`, given once.
+    func takeBarcodes(readFrom path: String, in group: String) -> [Barcode]? {
+        state.withLock { state in state.reads.removeValue(forKey: group + "\n" + path) }
     }
 
     /// Callers waiting for `group`'s answer, for tests.

@@ -62,7 +62,11 @@ struct ScanStage: Sendable {
         }
         var backBarcodes: [Barcode]?
         var backFailure: (any CodedError)?
-        if let back = document.images[.back], symbologies.contains(.pdf417) {
+        // A document of the folder that asked first (a selfie) read this back for the QR, PDF417 and all.
+        if candidateBack == nil, case .qrImage(let group, _) = job.identity, case .file(let path) = job.images[.back] {
+            backBarcodes = resolver.takeBarcodes(readFrom: path, in: group)
+        }
+        if backBarcodes == nil, let back = document.images[.back], symbologies.contains(.pdf417) {
             let wanted: Set<BarcodeFormat> = candidateBack != nil ? [.pdf417, .qrCode] : [.pdf417]
             do {
                 backBarcodes = try scanner.scan(back.bytes, firstPass: back.firstPass, expecting: .formats(wanted))
@@ -105,7 +109,7 @@ struct ScanStage: Sendable {
                 }
             }
             if answer == nil {
-                let found = findQR(in: candidates, alreadyScanned: [:], with: scanner)
+                let found = findQR(in: candidates, alreadyScanned: [:], with: scanner, keepingFor: group)
                 resolver.fulfill(group, with: found)
                 answer = found
             }
@@ -144,10 +148,11 @@ struct ScanStage: Sendable {
     }
 
     /// The first verification QR among `candidates`, in order; `alreadyScanned` holds what this document's own
-    /// scan read of an image (looking for the QR too), or why it could not: those are not read again.
+    /// scan read of an image (looking for the QR too), or why it could not: those are not read again. With
+    /// `keepingFor`, a reading that holds a PDF417 is kept for the document whose back the image is.
     private func findQR(
         in candidates: [String], alreadyScanned: [String: Result<[Barcode], DocumentFailure>],
-        with scanner: BarcodeScanner
+        with scanner: BarcodeScanner, keepingFor group: String? = nil
     ) -> QRResolver.Answer {
         var firstError: DocumentFailure?
         for path in candidates {
@@ -170,6 +175,9 @@ struct ScanStage: Sendable {
                 }
                 do {
                     codes = try scanner.scan(bytes, expecting: .formats([.qrCode]))
+                    if let group, symbologies.contains(.pdf417), codes.contains(where: { $0.format == .pdf417 }) {
+                        resolver.keep(codes, readFrom: path, in: group)
+                    }
                 } catch {
                     firstError = firstError ?? DocumentFailure(error, context: name)
                     continue
