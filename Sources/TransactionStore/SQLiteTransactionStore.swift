@@ -455,7 +455,9 @@ public final class SQLiteTransactionStore: TransactionStore {
     ) async throws(StoreError) -> State? {
         let sealing = sealing
         return try await write { db in
-            guard let transaction = try TransactionRow.fetchOne(db.cachedStatement(sql: HotPath.transaction), arguments: [transactionId]) else { throw StoreError.unknownTransaction(transactionId) }
+            guard let transaction = try TransactionRow.fetchOne(db.cachedStatement(sql: HotPath.transaction), arguments: [transactionId]) else {
+                throw StoreError.unknownTransaction(transactionId)
+            }
             // A purged transaction's Protect state is gone for good: nothing after the purge brings it back.
             if transaction.purgedAt != nil { return nil }
             let current = try ProtectStateRow.fetchOne(db, key: transactionId).map {

@@ -58,7 +58,8 @@ struct ScanStageTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("back.png").path
-        try FileManager.default.copyItem(at: DecodeStageTests.samples.appendingPathComponent("03-qr-on-back/back.png"), to: URL(fileURLWithPath: path))
+        try FileManager.default.copyItem(
+            at: DecodeStageTests.samples.appendingPathComponent("03-qr-on-back/back.png"), to: URL(fileURLWithPath: path))
         let resolver = QRResolver(), stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver)
         let scanner = BarcodeScanner(configuration: Self.configuration)
         let selfie = try await stage(Self.selfie(group: "03", path: path), with: scanner)
