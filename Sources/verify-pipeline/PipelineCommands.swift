@@ -226,17 +226,19 @@ struct PipelineOptions: ParsableArguments {
         let stop = StopSignal()
         // A server beside the run listens before any input is read: a busy port ends the command at once.
         let listeners = alongside.compactMap { $0 as? ListeningServer }
-        let service = PipelineService(runner: runner, input: input, stop: stop, listeners: listeners) { outcome, state in
+        let service = PipelineService(runner: runner, input: input, stop: stop, listeners: listeners, logger: logger) { outcome, state in
             // A result that cannot be written (a full disk) stops the intake as SIGTERM would: documents in flight
             // finish, and `finish()` reports the error with exit 2.
             if await !output.write(outcome) { stop.stop() }
             progress?.update(state)
         }
+        // The group shuts its services down one at a time, last listed first: the pipeline drains while the metrics
+        // server (`/metrics`, `/readyz`) still answers and a second signal can still cut the drain short.
         var configuration = ServiceGroupConfiguration(
-            services: [
+            services: alongside.map { .init(service: $0) } + [
                 .init(service: SecondSignal(), failureTerminationBehavior: .cancelGroup),
                 .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)
-            ] + alongside.map { .init(service: $0) },
+            ],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = shutdownGrace
         do {
@@ -276,7 +278,8 @@ struct RetentionService: Service {
 
 /// Exits at once, as safely as a graceful shutdown, when SIGINT or SIGTERM arrives a second time: the first
 /// starts the graceful shutdown (the service group's own signals); this one throws at the second, and the
-/// group then cancels the pipeline.
+/// group then cancels the pipeline. (service-lifecycle's own `cancellationSignals` cannot say this: a signal may
+/// be a graceful-shutdown signal or a cancellation signal, not the first and then the second.)
 struct SecondSignal: Service {
     struct Received: Error, CustomStringConvertible {
         var description: String { "a second signal" }
@@ -303,16 +306,18 @@ final class PipelineService: Service, Sendable {
     let stop: StopSignal
     /// Servers that must listen before the intake reads anything.
     let listeners: [ListeningServer]
+    let logger: Logger
     private let result = Mutex<(RunSummary?, String?)>((nil, nil))
 
     init(
-        runner: PipelineRunner, input: PipelineInput, stop: StopSignal, listeners: [ListeningServer] = [],
+        runner: PipelineRunner, input: PipelineInput, stop: StopSignal, listeners: [ListeningServer] = [], logger: Logger,
         emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void
     ) {
         self.runner = runner
         self.input = input
         self.stop = stop
         self.listeners = listeners
+        self.logger = logger
         self.emit = emit
     }
 
@@ -334,7 +339,8 @@ final class PipelineService: Service, Sendable {
             } catch {
                 result.withLock { $0.1 = error.message }
             }
-        } onGracefulShutdown: {
+        } onGracefulShutdown: { [logger] in
+            logger.notice("shutting down: the intake is stopped; the documents in flight have the grace period to finish")
             stop.stop()
         }
     }

@@ -3,6 +3,10 @@ import LoopbackServer
 import Testing
 import TransactionStore
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// SIGTERM while each stage is busy: the process stops taking input, gives the documents in flight the grace
 /// period, and exits; the store stays sound, and a re-run of the same input submits every document exactly once.
 @Suite("Graceful shutdown on SIGTERM, per stage", .serialized)
@@ -108,6 +112,47 @@ struct ShutdownTests {
             }
         }
         #expect(documents == ids.count * 2, "an email and a selfie per transaction")
+    }
+
+    @Test("after SIGTERM, /metrics and /readyz still answer while the documents in flight drain; a second SIGTERM ends the drain")
+    func metricsOutliveTheDrain() async throws {
+        let folder = try temporaryFolder("shutdown-metrics")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        server.hanging = true
+        let batch = try fieldBatch(folder, transactions: ["drain-0", "drain-1"], phone: false)
+        let pipeline = try pipelineFile(
+            folder,
+            """
+            policy:
+              documents: {EMAIL: REQUIRED, SELFIE: DISABLED, GOVERNMENT_ID: DISABLED, PHONE: DISABLED}
+            submitter:
+              kind: http
+              endpoint: \(server.baseURL)/v1
+              timeoutSeconds: 120
+            """)
+        let run = try InteractiveProcess([
+            "run", batch.path, "--store", folder.appendingPathComponent("store.sqlite").path, "--pipeline", pipeline,
+            "--shutdown-grace", "120", "--metrics-bind", "127.0.0.1:0", "--log-level", "notice", "--omit-images"
+        ])
+        defer { kill(run.process.processIdentifier, SIGKILL) }
+        let port = try await announcedPort(run)
+        await eventually(timeout: 30) { server.requests.count >= 1 }
+        #expect(server.requests.count >= 1, "a submission is in flight")
+        kill(run.process.processIdentifier, SIGTERM)
+        // The pipeline has taken the signal (its intake is stopped) and waits on the submission that never ends.
+        await eventually(timeout: 30) { run.stderr.contains("shutting down: the intake is stopped") }
+        #expect(run.stderr.contains("shutting down: the intake is stopped"), "\(run.stderr)")
+        let (metrics, metricsResponse) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        #expect((metricsResponse as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(decoding: metrics, as: UTF8.self).contains("verify_transactions{"))
+        let (ready, readyResponse) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/readyz")!)
+        #expect((readyResponse as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(decoding: ready, as: UTF8.self) == "ready\n")
+        #expect(run.process.isRunning, "still draining")
+        kill(run.process.processIdentifier, SIGTERM)
+        #expect(await run.waitForExit(timeout: 30), "a second SIGTERM ends the drain")
     }
 
     /// The batch as stream lines: each transaction's email and selfie, with the selfie by path.
