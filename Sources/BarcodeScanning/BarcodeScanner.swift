@@ -67,7 +67,7 @@ public final class BarcodeScanner {
         var found = configuration.symbologies == [.mrz] ? [] : try scanBarcodes(bytes, firstPass: firstPass, expecting: expectation)
         var unreadable: [UnreadableCode] = []
         if configuration.symbologies.contains(.mrz) {
-            switch try readMRZ(bytes) {
+            switch try readMRZ(bytes, decoded: firstPass) {
             case .read(let reading):
                 var barcode = Barcode(format: .mrz, text: reading.mrz.lines.joined(separator: "\n"))
                 barcode.mrz = MRZReport(reading)
@@ -82,8 +82,10 @@ public final class BarcodeScanner {
     }
 
     /// The MRZ printed on a passport page or ID card, read from the image (decoded under the scanner's limits).
-    public func readMRZ(_ bytes: [UInt8]) throws(ImageDecodingError) -> MRZImageReader.Outcome {
-        try MRZImageReader().read(bytes, decoder: decoder)
+    /// The MRZ printed in the image; `decoded`, the bytes already decoded, is read again rather than decoding them
+    /// twice where it is at full size.
+    public func readMRZ(_ bytes: [UInt8], decoded: GrayImage? = nil) throws(ImageDecodingError) -> MRZImageReader.Outcome {
+        try MRZImageReader().read(bytes, decoder: decoder, decoded: decoded)
     }
 
     private func scanBarcodes(

@@ -38,9 +38,15 @@ public struct MRZImageReader: Sendable {
     /// than the templates' grid, ink that runs together): the same page reads the same at any scale. A band that
     /// was found but not read is read again softened (a box blur of a template sample): hollow or thin print, and
     /// a screen's pixel grid, then look like the solid strokes the templates have. Only a failed read pays for these.
-    /// (Doubling small images was tried: print under 6 px high stays unreadable.)
-    public func read(_ bytes: [UInt8], decoder: ImageDecoder) throws(ImageDecodingError) -> Outcome {
-        let search = try decoder.decode(bytes, targetPixels: searchPixels)
+    /// (Doubling small images was tried: print under 6 px high stays unreadable.) `decoded`, the same bytes already
+    /// decoded (the pipeline's decode stage), is read instead of decoding them again when it is at full size.
+    public func read(_ bytes: [UInt8], decoder: ImageDecoder, decoded: GrayImage? = nil) throws(ImageDecodingError) -> Outcome {
+        let search: GrayImage
+        if let decoded, !decoded.isScaledDown {
+            search = decoded
+        } else {
+            search = try decoder.decode(bytes, targetPixels: searchPixels)
+        }
         var full: GrayImage?
         let attempt = try attempt(search) { () throws(ImageDecodingError) -> GrayImage in
             if let full { return full }

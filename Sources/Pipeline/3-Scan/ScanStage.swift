@@ -131,7 +131,7 @@ struct ScanStage: Sendable {
             guard let image = document.images[role] else { continue }
             let outcome: MRZImageReader.Outcome
             do {
-                outcome = try scanner.readMRZ(image.bytes)
+                outcome = try scanner.readMRZ(image.bytes, decoded: image.firstPass)
             } catch {
                 throw .failed(DocumentFailure(error, context: "\(role.rawValue) image"))
             }
