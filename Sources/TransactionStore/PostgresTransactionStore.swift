@@ -345,9 +345,10 @@ public final class PostgresTransactionStore: TransactionStore {
         try await database.migrate(ledger: "schema_migrations", migrations, retired: retiredMigrations)
     }
 
-    /// For read-only commands: the database must already hold a store of a version this one reads.
-    static func requireSchema(_ database: StoreDatabase) async throws(StoreError) {
-        try await database.requireMigrations(ledger: "schema_migrations", migrations, retired: retiredMigrations)
+    /// For commands that open an existing store: the database must already hold a store of a version this one reads;
+    /// `complete` (commands that only read): with every migration of this version applied.
+    static func requireSchema(_ database: StoreDatabase, complete: Bool) async throws(StoreError) {
+        try await database.requireMigrations(ledger: "schema_migrations", migrations, retired: retiredMigrations, complete: complete)
     }
 
     // MARK: - TransactionStore

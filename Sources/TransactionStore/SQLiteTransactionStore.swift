@@ -23,8 +23,11 @@ public final class SQLiteTransactionStore: TransactionStore {
     /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open, then the data
     /// key is unwrapped with `encryption`'s key (or made, for a new store that requires encryption). An existing
     /// store that its group or others may read is tightened to 0600, with a warning.
+    ///
+    /// `readOnly` (commands that only read) migrates nothing: a store that misses migrations of this version is
+    /// refused, naming how to bring it up to date.
     public init(
-        path: String, create: Bool = true, encryption: StoreEncryption = .ifEncrypted(nil),
+        path: String, create: Bool = true, readOnly: Bool = false, encryption: StoreEncryption = .ifEncrypted(nil),
         logger: Logger = Logger(label: "verify-pipeline.store")
     ) throws(StoreError) {
         self.path = path
@@ -44,7 +47,13 @@ public final class SQLiteTransactionStore: TransactionStore {
             pool = try DatabasePool(path: path, configuration: configuration)
             let superseded = try pool.read { db in try Self.migrator.hasBeenSuperseded(db) }
             if superseded { throw StoreError.newerSchema(path) }
-            try Self.migrate(pool)
+            if readOnly {
+                let applied = try pool.read { db in try Self.migrator.appliedIdentifiers(db) }
+                let missing = Self.migrator.migrations.filter { !applied.contains($0) }.count
+                if missing > 0 { throw StoreError.olderSchema(path, missing: missing) }
+            } else {
+                try Self.migrate(pool)
+            }
             let opened = try Self.openKeys(pool, encryption, location: path)
             keys = Mutex(opened)
             let (identity, renamed) = try Self.openIdentity(pool, opened.sealing)

@@ -67,12 +67,18 @@ public struct StoreDatabase: Sendable {
         }
     }
 
-    /// For commands that only read: the ledger must exist and hold nothing this version does not know.
-    public func requireMigrations(ledger: String, _ migrations: [(String, [String])], retired: Set<String> = []) async throws(StoreError) {
+    /// For commands that open an existing store: the ledger must exist and hold nothing this version does not know;
+    /// with `complete`, for commands that only read, every migration of this version must be applied too (they do
+    /// not migrate, and an older schema would fail them query by query).
+    public func requireMigrations(
+        ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [], complete: Bool = false
+    ) async throws(StoreError) {
         let logger = logger
         let identifiers = try await withConnection { connection in try await Self.identifiers(in: ledger, connection, logger: logger) }
         guard let identifiers else { throw StoreError.cannotOpen("no store in \(location)") }
         guard identifiers.isSubset(of: Set(migrations.map(\.0)).union(retired)) else { throw StoreError.newerSchema(location) }
+        let missing = migrations.filter { !identifiers.contains($0.0) }.count
+        if complete, missing > 0 { throw StoreError.olderSchema(location, missing: missing) }
     }
 
     /// The identifiers a ledger recorded; nil when there is no such ledger.

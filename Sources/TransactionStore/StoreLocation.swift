@@ -40,18 +40,20 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Opens the store for the duration of `body` (a PostgreSQL connection pool runs only that long), its data key
-    /// unwrapped with `encryption`'s key. `create` is false for commands that only read: a missing store is then an
-    /// error, not a new empty one.
+    /// unwrapped with `encryption`'s key. `create` is false for commands that open an existing store: a missing store
+    /// is then an error, not a new empty one. `readOnly` (commands that only read) opens only a store whose schema is
+    /// this version's, migrating nothing; the others bring an older schema up to date.
     public func withStore<T: Sendable>(
-        create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
+        create: Bool, readOnly: Bool = false, encryption: StoreEncryption = .ifEncrypted(nil),
         logger: Logger = Logger(label: "verify-pipeline.store"),
         _ body: @escaping @Sendable (any TransactionStore) async throws -> T
     ) async throws -> T {
         switch self {
         case .sqlite(let path):
-            return try await body(try SQLiteTransactionStore(path: path, create: create, encryption: encryption, logger: logger))
+            return try await body(
+                try SQLiteTransactionStore(path: path, create: create && !readOnly, readOnly: readOnly, encryption: encryption, logger: logger))
         case .postgres(let location):
-            return try await location.withPostgresStore(create: create, encryption: encryption, logger: logger, body)
+            return try await location.withPostgresStore(create: create && !readOnly, readOnly: readOnly, encryption: encryption, logger: logger, body)
         }
     }
 
@@ -156,7 +158,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
     func withPostgresStore<T: Sendable>(
-        create: Bool, encryption: StoreEncryption, logger: Logger,
+        create: Bool, readOnly: Bool = false, encryption: StoreEncryption, logger: Logger,
         _ body: @escaping @Sendable (PostgresTransactionStore) async throws -> T
     ) async throws -> T {
         try await withClient(logger: logger) { client in
@@ -166,7 +168,8 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
                 if create {
                     try await PostgresTransactionStore.migrate(database)
                 } else {
-                    try await PostgresTransactionStore.requireSchema(database)
+                    try await PostgresTransactionStore.requireSchema(database, complete: readOnly)
+                    if !readOnly { try await PostgresTransactionStore.migrate(database) }
                 }
                 store = try await PostgresTransactionStore.open(database, encryption: encryption)
             } catch StoreError.database(let message) {

@@ -157,6 +157,12 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
     case cannotOpen(String)
     /// The store was written by a newer verify-pipeline.
     case newerSchema(String)
+    /// A command that only reads met a store that misses this version's last migrations.
+    static func olderSchema(_ location: String, missing: Int) -> StoreError {
+        .cannotOpen(
+            "the store at \(location) misses \(missing) of this version's schema migrations (an earlier verify-pipeline wrote it): "
+                + "a command that writes to it (run, stream, enqueue or worker) brings it up to date")
+    }
     case database(String)
     /// The task was cancelled while it waited to write.
     case cancelled

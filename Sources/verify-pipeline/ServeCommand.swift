@@ -95,7 +95,7 @@ extension VerifyPipeline {
             serveLogger.logLevel = logLevel
             let logger = serveLogger
             let location = try StoreLocation.resolve(option: store.url).description
-            try await store.withStore(create: false, encryption: try store.anyStore(), logger: logger) { store in
+            try await store.withStore(create: false, readOnly: true, encryption: try store.anyStore(), logger: logger) { store in
                 let server = try OperatorServer.make(
                     .all, store: store, bind: address, token: token, logger: logger,
                     limits: listen.limits

@@ -58,7 +58,7 @@ extension VerifyPipeline {
                     }
                 }
             }
-            try await store.withStore(create: false, encryption: try store.anyStore(), show)
+            try await store.withStore(create: false, readOnly: true, encryption: try store.anyStore(), show)
         }
     }
 }

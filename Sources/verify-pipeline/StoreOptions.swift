@@ -44,11 +44,12 @@ struct StoreOptions: ParsableArguments {
 
     /// Runs `body` with the store open; a store that cannot be opened is the spec's exit 2 with a one-line reason.
     func withStore<T: Sendable>(
-        create: Bool, encryption: StoreEncryption, logger: Logger = Logger(label: "verify-pipeline"),
+        create: Bool, readOnly: Bool = false, encryption: StoreEncryption, logger: Logger = Logger(label: "verify-pipeline"),
         _ body: @escaping @Sendable (any TransactionStore) async throws -> T
     ) async throws -> T {
         do {
-            return try await StoreLocation.resolve(option: url).withStore(create: create, encryption: encryption, logger: logger, body)
+            return try await StoreLocation.resolve(option: url).withStore(
+                create: create, readOnly: readOnly, encryption: encryption, logger: logger, body)
         } catch let error as StoreError {
             throw CommandFailure(error.description)
         }

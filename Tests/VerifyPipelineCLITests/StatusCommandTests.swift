@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import PostgresTestSupport
 import Testing
 import TransactionStore
 import VerifyModel
@@ -32,6 +34,48 @@ struct StatusCommandTests {
                 id: "doc-2", transactionId: "txn-started", type: .selfie, fields: DocumentFields(),
                 source: "stream:line-4", contentHash: "h2", createdAt: t0), at: t0.addingTimeInterval(4))
         return (folder, path)
+    }
+
+    @Test(
+        "status on a store one schema migration behind exits 2 with one line saying how to bring it up to date, and migrates nothing",
+        arguments: ["sqlite", "postgres"])
+    func olderSchema(_ backend: String) async throws {
+        let folder = try temporaryFolder("status-older-\(backend)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store: String
+        let ledgerHasIt: () async throws -> Bool
+        if backend == "sqlite" {
+            let path = folder.appendingPathComponent("store.sqlite").path
+            _ = try SQLiteTransactionStore(path: path)
+            // As an earlier version left it: its last migration not yet applied.
+            let database = try DatabaseQueue(path: path)
+            try await database.write { db in try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v8-document-identity'") }
+            try database.close()
+            store = "sqlite:\(path)"
+            ledgerHasIt = {
+                let database = try DatabaseQueue(path: path)
+                defer { try? database.close() }
+                return try await database.read { db in
+                    try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM grdb_migrations WHERE identifier = 'v8-document-identity')") ?? true
+                }
+            }
+        } else {
+            store = try await freshPostgresStore()
+            try await StoreLocation.resolve(option: store).withStore(create: true) { _ in }
+            try await TestPostgres.execute(store, ["DELETE FROM schema_migrations WHERE identifier = 'v10-document-identity'"])
+            ledgerHasIt = {
+                try await TestPostgres.text(store, "SELECT count(*)::text FROM schema_migrations WHERE identifier = 'v10-document-identity'") != "0"
+            }
+        }
+        let outcome = try await CLIRunner.run(["status", "--store", store])
+        #expect(outcome.status == 2)
+        let lines = outcome.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(outcome.stderr)")
+        #expect(
+            outcome.stderr.contains("misses 1 of this version's schema migrations")
+                && outcome.stderr.contains("a command that writes to it (run, stream, enqueue or worker) brings it up to date"),
+            "\(outcome.stderr)")
+        #expect(try await ledgerHasIt() == false, "a read-only command migrated the store")
     }
 
     @Test("a store file readable by its group or others is tightened to 0600, with a warning")
