@@ -207,6 +207,15 @@ let package = Package(
         .executableTarget(name: "store-burst", dependencies: ["TransactionStore"], path: "Tests/Helpers/store-burst"),
         // Holds idle connections to a server from a process of its own: the operator view's load test runs it.
         .executableTarget(name: "idle-connections", path: "Tests/Helpers/idle-connections"),
+        // The operator view's routes in-process (Hummingbird's test client), against a SQLite store.
+        .testTarget(
+            name: "OperatorViewTests",
+            dependencies: [
+                "OperatorView", "TransactionStore", "VerifyModel",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio")
+            ]),
         .testTarget(
             name: "ProtectTests",
             dependencies: [

@@ -27,6 +27,30 @@ public enum OperatorServer {
         option: String = "--bind", limits: ConnectionLimits = ConnectionLimits(),
         running: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws(OperatorViewError) -> ListeningServer {
+        let router = try router(routes, store: store, bind: bind, token: token)
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .warning)
+        let listener = ListeningServer(bind: bind, what: option)
+        let count = ConnectionCount(limit: limits.maximumConnections)
+        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionCap(count: count)], idleTimeout: limits.timeAmount)
+        listener.attach(
+            Application(
+                router: router, server: .http1(configuration: http),
+                configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil),
+                onServerRunning: { channel in
+                    let port = channel.localAddress?.port ?? bind.port
+                    listener.started(port: port)
+                    await running(port)
+                }, logger: quiet))
+        return listener
+    }
+}
+
+extension OperatorServer {
+    /// The routes and middleware of a server listening on `bind` (what `make` serves; tests call them in-process).
+    static func router(
+        _ routes: Routes, store: any TransactionStore, bind: BindAddress, token: String?
+    ) throws(OperatorViewError) -> Router<BasicRequestContext> {
         guard bind.isLoopback || token != nil else {
             throw OperatorViewError("binding \(bind) (not loopback) needs a bearer token: name the variable holding it with --token-env")
         }
@@ -45,21 +69,7 @@ public enum OperatorServer {
         }
         view.addHealthAndMetrics(to: router)
         if case .all = routes { view.addPages(to: router) }
-        var quiet = logger
-        quiet.logLevel = max(logger.logLevel, .warning)
-        let listener = ListeningServer(bind: bind, what: option)
-        let count = ConnectionCount(limit: limits.maximumConnections)
-        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionCap(count: count)], idleTimeout: limits.timeAmount)
-        listener.attach(
-            Application(
-                router: router, server: .http1(configuration: http),
-                configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil),
-                onServerRunning: { channel in
-                    let port = channel.localAddress?.port ?? bind.port
-                    listener.started(port: port)
-                    await running(port)
-                }, logger: quiet))
-        return listener
+        return router
     }
 }
 
