@@ -58,9 +58,7 @@ struct PostgresConnectTests {
 
     @Test("verify-full against the test server's certificate: refused without its CA, a working store with sslrootcert")
     func verifyFull() async throws {
-        let certificates = try #require(
-            ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
-            "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
+        let certificates = try TestPostgres.certificates()
         let database = try await TestPostgres.freshDatabase(prefix: "tls")
         let (untrusted, elapsed) = try await Self.timed(["status", "--store", database + "?sslmode=verify-full"])
         Self.expectOneLineExit2(untrusted, elapsed, within: .seconds(12), saying: "TLS certificate is not trusted")

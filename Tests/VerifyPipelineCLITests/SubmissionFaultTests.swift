@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackServer
+import PostgresTestSupport
 import Testing
 import TransactionStore
 
@@ -166,9 +167,7 @@ struct SubmissionFaultTests {
 
     @Test("https: a certificate from an unknown CA is refused without retries; with submitter.caFile it is accepted")
     func tls() async throws {
-        let certificates = try #require(
-            ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
-            "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
+        let certificates = try TestPostgres.certificates()
         let server = try LoopbackServer(certificate: certificates + "/server.pem", key: certificates + "/server.key")
         defer { server.shutdown() }
         #expect(server.baseURL.hasPrefix("https://"))
@@ -210,9 +209,7 @@ struct SubmissionFaultTests {
 
     @Test("https: a trusted certificate for another host name is refused at once, not retried")
     func tlsOtherHost() async throws {
-        let certificates = try #require(
-            ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_TLS"],
-            "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
+        let certificates = try TestPostgres.certificates()
         let server = try LoopbackServer(certificate: certificates + "/other-host.pem", key: certificates + "/other-host.key")
         defer { server.shutdown() }
         let test = try Self.makeCase(

@@ -29,6 +29,19 @@ public enum TestPostgres {
         return ("\(host):\(url.port ?? 5432)", url)
     }
 
+    /// The folder of the test certificates scripts/postgres-throwaway.sh makes (ca.pem, server.pem, server.key,
+    /// other-host.pem/.key); cancelled as `server()` is where scripts/test did not make them.
+    public static func certificates() throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        guard let folder = environment["VERIFY_PIPELINE_TEST_TLS"] else {
+            if environment[required] == nil {
+                try Test.cancel("needs the test certificates: VERIFY_PIPELINE_TEST_TLS is not set (scripts/test makes them)")
+            }
+            throw NotConfigured(description: "scripts/test makes the test certificates and names their folder in VERIFY_PIPELINE_TEST_TLS")
+        }
+        return folder
+    }
+
     /// Runs statements as the administrator, on the `postgres` database (roles, databases).
     public static func administer(_ statements: [String]) async throws {
         let (_, url) = try server()
