@@ -13,20 +13,73 @@ import TransactionStore
 import UnixSignals
 import VerifyModel
 
-/// Options shared by `run` and `stream`.
-struct PipelineOptions: ParsableArguments {
+/// Options of every command that reads a pipeline file and writes to the store: `enqueue`, `run`, `stream`, `worker`.
+struct ConfigurationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The pipeline file (YAML, see Pipelines/); built-in defaults when omitted.", valueName: "file"))
     var pipeline: String?
 
     @OptionGroup var store: StoreOptions
 
-    @Flag(help: "Leave the base64 images (frontImage, backImage, selfie) out of the printed results.")
-    var omitImages = false
-
     @Option(
         help: ArgumentHelp(
             "Log level on stderr: trace, debug, info, notice, warning, error, critical. Logs never hold document data.", valueName: "level"))
     var logLevel: Logger.Level = .warning
+
+    @Option(
+        name: .customLong("allow-path"),
+        help: ArgumentHelp(
+            "A directory whose image files stream lines may name (frontImagePath, backImagePath, selfiePath); repeat for more. Adds to ingest.allowedPaths.",
+            valueName: "dir"))
+    var allowedPaths: [String] = []
+
+    func validate() throws {
+        for path in allowedPaths where !FileManager.default.isReadableDirectory(path) {
+            throw ValidationError("--allow-path \(path) is not a directory")
+        }
+    }
+
+    /// The pipeline file's settings; with `cores`, its unset stage sizes follow them, and the sizes are logged at
+    /// info level. A problem with the file is a configuration error (exit 2).
+    func configuration(sizedFor cores: Int? = nil) throws -> PipelineConfiguration {
+        var configuration = try PipelineOptions.load(pipeline)
+        if let cores {
+            configuration = configuration.sized(forCores: cores)
+            let plan = configuration.stagePlan.map { "\($0.stage) \($0.workers)/\($0.queue)" }.joined(separator: ", ")
+            makeLogger().info("stages (workers/queue)", metadata: ["stages": "\(plan)", "cores": "\(cores)"])
+        }
+        configuration.allowedPaths += allowedPaths
+        return configuration
+    }
+
+    func makeLogger() -> Logger {
+        var logger = Logger(label: "verify-pipeline")
+        logger.logLevel = logLevel
+        return logger
+    }
+
+    /// How the command opens the store: sealing what it writes unless the pipeline turns encryption off (an encrypted
+    /// store then still opens with its key). The key comes from the variable the pipeline names, never from the file.
+    func storeEncryption(_ configuration: PipelineConfiguration) throws -> StoreEncryption {
+        let settings = configuration.storeEncryption
+        guard settings.enabled else { return .ifEncrypted(try store.key(default: settings.keyEnv)) }
+        guard let key = try store.key(default: settings.keyEnv) else {
+            let variable = store.keyEnv ?? settings.keyEnv
+            throw CommandFailure(
+                """
+                the store seals identity data (store.encryption) and \(variable) is not set: set it to a key-encryption key, \
+                32 random bytes in base64 (openssl rand -base64 32) kept outside the repository, or set store.encryption.enabled: false
+                """)
+        }
+        return .required(key)
+    }
+}
+
+/// Options of the commands that run the pipeline: `run`, `stream` and `worker`.
+struct PipelineOptions: ParsableArguments {
+    @OptionGroup var common: ConfigurationOptions
+
+    @Flag(help: "Leave the base64 images (frontImage, backImage, selfie) out of the printed results.")
+    var omitImages = false
 
     @Option(
         help: ArgumentHelp(
@@ -43,13 +96,6 @@ struct PipelineOptions: ParsableArguments {
     @OptionGroup var listen: ListenOptions
 
     @Option(
-        name: .customLong("allow-path"),
-        help: ArgumentHelp(
-            "A directory whose image files stream lines may name (frontImagePath, backImagePath, selfiePath); repeat for more. Adds to ingest.allowedPaths.",
-            valueName: "dir"))
-    var allowedPaths: [String] = []
-
-    @Option(
         help: ArgumentHelp(
             "Cores to size the stages for, where the pipeline file does not set their workers (default: the cores this process may use).",
             valueName: "n"))
@@ -62,23 +108,14 @@ struct PipelineOptions: ParsableArguments {
         }
         if let metricsBind { _ = try listen.address(metricsBind, option: "--metrics-bind") }
         _ = try listen.token()
-        for path in allowedPaths where !FileManager.default.isReadableDirectory(path) {
-            throw ValidationError("--allow-path \(path) is not a directory")
-        }
     }
 
+    var store: StoreOptions { common.store }
     var shutdownGraceDuration: Duration { .milliseconds(Int64(shutdownGrace * 1000)) }
 
-    /// Reads the pipeline file; a problem is a configuration error (exit 2).
-    /// The pipeline file's settings, its unset stage sizes following `--jobs` or the cores this process may use; the
-    /// sizes are logged at info level.
+    /// The pipeline file's settings, its unset stage sizes following `--jobs` or the cores this process may use.
     func configuration() throws -> PipelineConfiguration {
-        let cores = jobs ?? MachineCores.allowed()
-        var configuration = try Self.load(pipeline).sized(forCores: cores)
-        configuration.allowedPaths += allowedPaths
-        let plan = configuration.stagePlan.map { "\($0.stage) \($0.workers)/\($0.queue)" }.joined(separator: ", ")
-        makeLogger().info("stages (workers/queue)", metadata: ["stages": "\(plan)", "cores": "\(cores)"])
-        return configuration
+        try common.configuration(sizedFor: jobs ?? MachineCores.allowed())
     }
 
     /// The pipeline file at `path`, or the built-in defaults; a file that cannot be used is exit 2 with its reason.
@@ -91,20 +128,8 @@ struct PipelineOptions: ParsableArguments {
         }
     }
 
-    /// How the run opens the store: sealing what it writes unless the pipeline turns encryption off (an encrypted
-    /// store then still opens with its key). The key comes from the variable the pipeline names, never from the file.
     func storeEncryption(_ configuration: PipelineConfiguration) throws -> StoreEncryption {
-        let settings = configuration.storeEncryption
-        guard settings.enabled else { return .ifEncrypted(try store.key(default: settings.keyEnv)) }
-        guard let key = try store.key(default: settings.keyEnv) else {
-            let variable = store.keyEnv ?? settings.keyEnv
-            throw CommandFailure(
-                """
-                the store seals identity data (store.encryption) and \(variable) is not set: set it to a key-encryption key, \
-                32 random bytes in base64 (openssl rand -base64 32) kept outside the repository, or set store.encryption.enabled: false
-                """)
-        }
-        return .required(key)
+        try common.storeEncryption(configuration)
     }
 
     /// The metrics endpoint beside the run, when `--metrics-bind` asks for one.
@@ -154,7 +179,7 @@ struct PipelineOptions: ParsableArguments {
         var token: String?
         if let variable = settings.tokenEnv {
             guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
-                throw CommandFailure("\(pipeline ?? "pipeline"): 'submitter.tokenEnv' names \(variable), which is not set")
+                throw CommandFailure("\(common.pipeline ?? "pipeline"): 'submitter.tokenEnv' names \(variable), which is not set")
             }
             token = value
         }
@@ -173,11 +198,7 @@ struct PipelineOptions: ParsableArguments {
     }
 
     /// The command's logger at the chosen level (the logging system itself is set up once, in `main`).
-    func makeLogger() -> Logger {
-        var logger = Logger(label: "verify-pipeline")
-        logger.logLevel = logLevel
-        return logger
-    }
+    func makeLogger() -> Logger { common.makeLogger() }
 
     /// Runs `body` with the HTTP client that submissions and Protect's calls go through (no redirects followed,
     /// certificates verified, `submitter.caFile` trusted), shut down when `body` returns.
@@ -186,7 +207,7 @@ struct PipelineOptions: ParsableArguments {
         do {
             settings = try OutboundHTTP.configuration(caFile: configuration.submitter.caFile)
         } catch {
-            throw CommandFailure("\(pipeline ?? "pipeline"): 'submitter.caFile': \(error.description)")
+            throw CommandFailure("\(common.pipeline ?? "pipeline"): 'submitter.caFile': \(error.description)")
         }
         return try await HTTPClient.withHTTPClient(configuration: settings) { client in try await body(client) }
     }

@@ -19,11 +19,7 @@ extension VerifyPipeline {
         @Argument(help: "The batch folder, or '-' for NDJSON on stdin.")
         var input: String
 
-        @OptionGroup var options: PipelineOptions
-
-        func validate() throws {
-            if options.metricsBind != nil { throw ValidationError("--metrics-bind is for run, stream and worker: enqueue ends at once") }
-        }
+        @OptionGroup var options: ConfigurationOptions
 
         func run() async throws {
             let configuration = try options.configuration()

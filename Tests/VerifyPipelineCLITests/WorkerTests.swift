@@ -13,6 +13,19 @@ func freshPostgresStore() async throws -> String {
 
 @Suite("enqueue and workers on PostgreSQL", .serialized)
 struct WorkerTests {
+    @Test("enqueue lists only the options it uses: the run's own (--metrics-bind, --omit-images, --shutdown-grace, --jobs) are unknown to it")
+    func enqueueOptions() async throws {
+        let help = try await CLIRunner.run(["enqueue", "--help"])
+        #expect(help.status == 0)
+        let listed = help.stdout.split(separator: "\n").filter { $0.hasPrefix("  --") }.map { String($0.dropFirst(2).prefix { $0 != " " }) }
+        #expect(listed == ["--pipeline", "--store", "--key-env", "--log-level", "--allow-path"], "\(listed)")
+        for option in [["--metrics-bind", "127.0.0.1:0"], ["--omit-images"], ["--shutdown-grace", "1"], ["--jobs", "2"]] {
+            let outcome = try await CLIRunner.run(["enqueue", "folder"] + option)
+            #expect(outcome.status == 2, "\(option)")
+            #expect(outcome.stderr.contains("Unknown option '\(option[0])'"), "\(outcome.stderr)")
+        }
+    }
+
     @Test("3 workers on a 500-document queue, one killed with SIGKILL: every document PROCESSED exactly once")
     func threeWorkersOneKilled() async throws {
         let store = try await freshPostgresStore()
