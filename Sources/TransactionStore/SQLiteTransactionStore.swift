@@ -44,19 +44,23 @@ public final class SQLiteTransactionStore: TransactionStore {
         configuration.busyMode = .timeout(30)
         configuration.foreignKeysEnabled = true
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
-            let superseded = try pool.read { db in try Self.migrator.hasBeenSuperseded(db) }
-            if superseded { throw StoreError.newerSchema(path) }
-            if readOnly {
-                let applied = try pool.read { db in try Self.migrator.appliedIdentifiers(db) }
-                let missing = Self.migrator.migrations.filter { !applied.contains($0) }.count
-                if missing > 0 { throw StoreError.olderSchema(path, missing: missing) }
-            } else {
-                try Self.migrate(pool)
+            let (pool, opened, identity, renamed) = try Self.retryingWhenBusy {
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                let superseded = try pool.read { db in try Self.migrator.hasBeenSuperseded(db) }
+                if superseded { throw StoreError.newerSchema(path) }
+                if readOnly {
+                    let applied = try pool.read { db in try Self.migrator.appliedIdentifiers(db) }
+                    let missing = Self.migrator.migrations.filter { !applied.contains($0) }.count
+                    if missing > 0 { throw StoreError.olderSchema(path, missing: missing) }
+                } else {
+                    try Self.migrate(pool)
+                }
+                let opened = try Self.openKeys(pool, encryption, location: path)
+                let (identity, renamed) = try Self.openIdentity(pool, opened.sealing)
+                return (pool, opened, identity, renamed)
             }
-            let opened = try Self.openKeys(pool, encryption, location: path)
+            self.pool = pool
             keys = Mutex(opened)
-            let (identity, renamed) = try Self.openIdentity(pool, opened.sealing)
             self.identity = identity
             if renamed > 0 {
                 // The plain ids and hashes leave the file (and its WAL) with the pages that held them.
@@ -72,6 +76,21 @@ public final class SQLiteTransactionStore: TransactionStore {
             throw error
         } catch {
             throw .cannotOpen("\(path): \(Self.describe(error))")
+        }
+    }
+
+    /// Runs `open` again, up to five times, when SQLite answers "database is locked" at once: processes that open a
+    /// new store together race to set it up (WAL mode, migrations, its key), and a read that must become a write gets
+    /// SQLITE_BUSY without waiting for the busy timeout. Every step of the open is idempotent.
+    static func retryingWhenBusy<T>(_ open: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try open()
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && attempt < 5 {
+                attempt += 1
+                Thread.sleep(forTimeInterval: 0.02 * Double(attempt))
+            }
         }
     }
 
