@@ -21,7 +21,7 @@ final class QRResolver: Sendable {
         var entries: [String: Entry] = [:]
         var answered: Deque<String> = []
         var nextId: UInt64 = 0
-        var reads: [String: [Barcode]] = [:]
+        var reads: [String: (barcodes: [Barcode], bytes: ImageBytes)] = [:]
         var readOrder: Deque<String> = []
     }
 
@@ -86,20 +86,35 @@ final class QRResolver: Sendable {
         waiters.forEach { $0.resume(returning: answer) }
     }
 
+    /// Which bytes a kept reading was made of: a document takes it only for the same bytes (a file replaced between
+    /// the two reads is scanned again).
+    struct ImageBytes: Equatable {
+        var count: Int
+        var hash: Int
+
+        init(_ bytes: [UInt8]) {
+            var hasher = Hasher()
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            (count, hash) = (bytes.count, hasher.finalize())
+        }
+    }
+
     /// Keeps what the answer's reading found in an image of the folder that is also a document's back (its PDF417
     /// among them), for that document: its own scan would make the same first pass over the same decode, so it takes
     /// these instead of scanning the image a second time. The most recent `keep` are kept, like the answers.
-    func keep(_ barcodes: [Barcode], readFrom path: String, in group: String) {
+    func keep(_ barcodes: [Barcode], readFrom path: String, bytes: [UInt8], in group: String) {
+        let read = (barcodes: barcodes, bytes: ImageBytes(bytes))
         state.withLock { state in
             let key = group + "\n" + path
-            if state.reads.updateValue(barcodes, forKey: key) == nil { state.readOrder.append(key) }
+            if state.reads.updateValue(read, forKey: key) == nil { state.readOrder.append(key) }
             while state.readOrder.count > keep, let oldest = state.readOrder.popFirst() { state.reads[oldest] = nil }
         }
     }
 
-    /// What `keep` kept for the image at `path` in `group`, given once.
-    func takeBarcodes(readFrom path: String, in group: String) -> [Barcode]? {
-        state.withLock { state in state.reads.removeValue(forKey: group + "\n" + path) }
+    /// What `keep` kept for the image at `path` in `group`, given once, and only for the same `bytes`.
+    func takeBarcodes(readFrom path: String, bytes: [UInt8], in group: String) -> [Barcode]? {
+        guard let read = state.withLock({ state in state.reads.removeValue(forKey: group + "\n" + path) }) else { return nil }
+        return read.bytes == ImageBytes(bytes) ? read.barcodes : nil
     }
 
     /// Callers waiting for `group`'s answer, for tests.

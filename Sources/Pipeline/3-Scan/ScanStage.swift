@@ -63,8 +63,10 @@ struct ScanStage: Sendable {
         var backBarcodes: [Barcode]?
         var backFailure: (any CodedError)?
         // A document of the folder that asked first (a selfie) read this back for the QR, PDF417 and all.
-        if candidateBack == nil, case .qrImage(let group, _) = job.identity, case .file(let path) = job.images[.back] {
-            backBarcodes = resolver.takeBarcodes(readFrom: path, in: group)
+        if candidateBack == nil, case .qrImage(let group, _) = job.identity, case .file(let path) = job.images[.back],
+            let back = document.images[.back]
+        {
+            backBarcodes = resolver.takeBarcodes(readFrom: path, bytes: back.bytes, in: group)
         }
         if backBarcodes == nil, let back = document.images[.back], symbologies.contains(.pdf417) {
             let wanted: Set<BarcodeFormat> = candidateBack != nil ? [.pdf417, .qrCode] : [.pdf417]
@@ -176,7 +178,7 @@ struct ScanStage: Sendable {
                 do {
                     codes = try scanner.scan(bytes, expecting: .formats([.qrCode]))
                     if let group, symbologies.contains(.pdf417), codes.contains(where: { $0.format == .pdf417 }) {
-                        resolver.keep(codes, readFrom: path, in: group)
+                        resolver.keep(codes, readFrom: path, bytes: bytes, in: group)
                     }
                 } catch {
                     firstError = firstError ?? DocumentFailure(error, context: name)
