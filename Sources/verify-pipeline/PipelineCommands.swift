@@ -41,7 +41,7 @@ struct ConfigurationOptions: ParsableArguments {
     /// The pipeline file's settings; with `cores`, its unset stage sizes follow them, and the sizes are logged at
     /// info level. A problem with the file is a configuration error (exit 2).
     func configuration(sizedFor cores: Int? = nil) throws -> PipelineConfiguration {
-        var configuration = try PipelineOptions.load(pipeline)
+        var configuration = try Self.load(pipeline)
         if let cores {
             configuration = configuration.sized(forCores: cores)
             let plan = configuration.stagePlan.map { "\($0.stage) \($0.workers)/\($0.queue)" }.joined(separator: ", ")
@@ -49,6 +49,16 @@ struct ConfigurationOptions: ParsableArguments {
         }
         configuration.allowedPaths += allowedPaths
         return configuration
+    }
+
+    /// The pipeline file at `path`, or the built-in defaults; a file that cannot be used is exit 2 with its reason.
+    static func load(_ path: String?) throws -> PipelineConfiguration {
+        guard let path else { return PipelineConfiguration() }
+        do {
+            return try PipelineConfiguration(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw CommandFailure(error.description)
+        }
     }
 
     func makeLogger() -> Logger {
@@ -116,16 +126,6 @@ struct PipelineOptions: ParsableArguments {
     /// The pipeline file's settings, its unset stage sizes following `--jobs` or the cores this process may use.
     func configuration() throws -> PipelineConfiguration {
         try common.configuration(sizedFor: jobs ?? MachineCores.allowed())
-    }
-
-    /// The pipeline file at `path`, or the built-in defaults; a file that cannot be used is exit 2 with its reason.
-    static func load(_ path: String?) throws -> PipelineConfiguration {
-        guard let path else { return PipelineConfiguration() }
-        do {
-            return try PipelineConfiguration(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw CommandFailure(error.description)
-        }
     }
 
     func storeEncryption(_ configuration: PipelineConfiguration) throws -> StoreEncryption {

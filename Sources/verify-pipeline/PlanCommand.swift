@@ -25,7 +25,7 @@ extension VerifyPipeline {
 
         func run() throws {
             let cores = jobs ?? MachineCores.allowed()
-            let configuration = try PipelineOptions.load(pipeline).sized(forCores: cores)
+            let configuration = try ConfigurationOptions.load(pipeline).sized(forCores: cores)
             var lines = ["pipeline \(configuration.name)", "cores    \(cores)\(jobs == nil ? " (allowed to this process)" : " (--jobs)")"]
             for stage in configuration.stagePlan {
                 lines.append(

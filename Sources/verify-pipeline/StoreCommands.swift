@@ -35,7 +35,7 @@ extension VerifyPipeline.StoreCommand {
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
-            let retention = try PipelineOptions.load(pipeline).retention, dryRun = dryRun
+            let retention = try ConfigurationOptions.load(pipeline).retention, dryRun = dryRun
             guard retention.mode != .none else {
                 CommandOutput.fail("the pipeline's retention is none: nothing is purged (set retention.mode to count, age or hybrid)")
                 return
