@@ -74,5 +74,36 @@ public struct GrayImage: Sendable {
         return GrayImage(width: width, height: height, pixels: both, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
+    /// Dark strokes closed over gaps up to 2 × `radius` pixels wide: each pixel the darkest of the square of side
+    /// 2 × radius + 1 around it, then the lightest of that (a greyscale closing of the ink; the edges repeat).
+    /// Hollow or broken strokes (an outline print, dotted print) come out solid; ink keeps its outer shape.
+    public func closedInk(radius: Int) -> GrayImage {
+        guard radius > 0, width > 0, height > 0 else { return self }
+        func pass(_ source: [UInt8], count: Int, lines: Int, step: Int, stride: Int, darkest: Bool) -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: source.count)
+            source.withUnsafeBufferPointer { source in
+                out.withUnsafeMutableBufferPointer { out in
+                    for line in 0..<lines {
+                        let base = line * stride
+                        for i in 0..<count {
+                            var value = source[base + i * step]
+                            for k in max(0, i - radius)...min(count - 1, i + radius) {
+                                let other = source[base + k * step]
+                                value = darkest ? min(value, other) : max(value, other)
+                            }
+                            out[base + i * step] = value
+                        }
+                    }
+                }
+            }
+            return out
+        }
+        var result = pass(pixels, count: width, lines: height, step: 1, stride: width, darkest: true)
+        result = pass(result, count: height, lines: width, step: width, stride: 1, darkest: true)
+        result = pass(result, count: width, lines: height, step: 1, stride: width, darkest: false)
+        result = pass(result, count: height, lines: width, step: width, stride: 1, darkest: false)
+        return GrayImage(width: width, height: height, pixels: result, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+    }
+
     public subscript(x: Int, y: Int) -> UInt8 { pixels[y * width + x] }
 }

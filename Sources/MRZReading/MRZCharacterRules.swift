@@ -119,6 +119,10 @@ enum MRZCharacterRules {
     /// (0.11), 0 and D more (0.34), so one absolute gap would call every 0/O a toss-up and no 0/D one. Chosen on
     /// the benchmark corpus's tune split (scripts/bench-mrz), with the wrong readings returned as the measure.
     static let closeCall: Float = 0.5
+    /// In a field a check digit covers, the share of `closeCall` within which two look-alikes that would swap
+    /// together and still pass the check digit make the number a guess: swaps that cancel (two zeros read `O` at
+    /// weights 7 and 3) leave no trace, so the pair is held to a wider bound than a single swap.
+    static let pairCloseCall: Float = 1.15
     /// The share of `closeCall` within which a look-alike makes a name's letter a guess.
     static let nameCloseCall: Float = 0.75
 
@@ -241,6 +245,38 @@ enum MRZCharacterRules {
         }
     }
 
+    /// A name's weakest letter must lead the next letter by this much (a checked field's cells: the reader's
+    /// `minimumMargin`). Chosen on the benchmark corpus's tune seeds: no right reading there led by less than 0.04.
+    static let nameMargin: Float = 0.04
+    /// A cell of a checked field whose runner-up weighs the same modulo 10 (`MRZ.checkValue`) must lead it by this much.
+    static let invisibleMargin: Float = 0.05
+
+    /// The first cell of a field a check digit covers whose chosen character leads, by less than `invisibleMargin`,
+    /// another character its slot allows that weighs the same in the check digit: swapping them passes the check.
+    static func unvouched(_ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format, mended: Set<Position>) -> Position? {
+        let slots = slots(format)
+        let index = Dictionary(uniqueKeysWithValues: GlyphClassifier.characters.enumerated().map { ($1, $0) })
+        for field in fields(format) where field.checked {
+            for position in field.positions where !mended.contains(position) {
+                let chosen = lines[position.line][position.index]
+                let slot = slots[position.line][position.index]
+                let cell = scores[position.line][position.index]
+                let weight = checkValue(chosen) % 10
+                for other in GlyphClassifier.characters where other != chosen && slot.allows(other) && checkValue(other) % 10 == weight {
+                    if cell[index[chosen]!] - cell[index[other]!] < invisibleMargin { return position }
+                }
+            }
+        }
+        return nil
+    }
+
+    /// ICAO 9303's value of a character in a check digit: digits as themselves, A-Z 10-35, the filler 0.
+    static func checkValue(_ character: Character) -> Int {
+        if let digit = character.wholeNumberValue { return digit }
+        guard let ascii = character.asciiValue, character != "<" else { return 0 }
+        return Int(ascii) - 55
+    }
+
     static let maximumChanges = 2
     /// A mend tries only look-alikes that scored a close call below the chosen character (`isCloseCall`): beyond
     /// it the glyph was read with confidence, and changing it to satisfy a check digit would be a guess. The mends
@@ -300,10 +336,10 @@ enum MRZCharacterRules {
 
     /// The first position of a document number or optional data (fields that take letters and digits) where the
     /// check digits cannot tell the reading from another the glyphs allow as well: a look-alike scored a close
-    /// call below there (and, for a pair, at a second cell of the same field) and the reading with that
-    /// swap, or with both swaps, parses too (6 and G always do). In a field no check digit covers (a visa's
-    /// optional data, a name, a state code) a close look-alike is enough. Two swaps can cancel in a check digit (G and Q weigh the
-    /// same modulo 10; `0000000000` read `O0OOOOOOO0` checks), so the number is a guess.
+    /// call below there and the reading with that swap parses too (6 and G always do), or look-alikes within
+    /// `pairCloseCall` at two or three cells of the field swap together and still parse. In a field no check digit
+    /// covers (a visa's optional data, a name, a state code) a close look-alike is enough. Swaps can cancel in a
+    /// check digit (G and Q weigh the same modulo 10; `0000000000` read `O0OOOOOOO0` checks), so the number is a guess.
     static func ambiguity(
         in mrz: MRZ, scores: [[[Float]]],
         parse: ([[Character]]) throws(MRZError) -> MRZ
@@ -326,6 +362,7 @@ enum MRZCharacterRules {
                 // and K), held to a closer call: their templates differ more than a document number's 0 and O do.
                 let fraction: Float
                 switch (slot, field.name) {
+                case (.alphanumeric, _) where field.checked: fraction = pairCloseCall
                 case (.alphanumeric, _): fraction = 1
                 case (_, "name"): fraction = nameCloseCall
                 case (.letter, _) where states: fraction = 1
@@ -350,9 +387,16 @@ enum MRZCharacterRules {
             // look-alike is already a guess.
             if !field.checked, let first = close.first { return first.position }
             for (offset, first) in close.enumerated() {
-                if parses([(first.position, first.other)]) { return first.position }
-                for second in close.dropFirst(offset + 1) where second.position != first.position {
+                let single = first.gap <= closeCall * GlyphClassifier.separation(lines[first.position.line][first.position.index], first.other)
+                if single, parses([(first.position, first.other)]) { return first.position }
+                for (secondOffset, second) in close.enumerated().dropFirst(offset + 1) where second.position != first.position {
                     if parses([(first.position, first.other), (second.position, second.other)]) { return first.position }
+                    // Three swaps cancel too (three zeros read `O` at weights 7, 1 and 7).
+                    for third in close.dropFirst(secondOffset + 1) where third.position != first.position && third.position != second.position {
+                        if parses([(first.position, first.other), (second.position, second.other), (third.position, third.other)]) {
+                            return first.position
+                        }
+                    }
                 }
             }
         }

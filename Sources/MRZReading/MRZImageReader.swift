@@ -56,6 +56,13 @@ public struct MRZImageReader: Sendable {
         }
         var first = attempt.outcome
         if case .read = first { return first }
+        // Nothing like a band: hollow (outline) or broken strokes fall apart into pieces no line is made of. The
+        // page is searched again with its strokes closed over gaps of two pixels.
+        if attempt.pitch == nil {
+            let closed = search.closedInk(radius: 1)
+            let again = read(closed) { () -> GrayImage in closed }
+            if case .notFound = again {} else { return again }
+        }
         if min(search.width, search.height) >= 1200 {
             let half = search.halved()
             let again = read(half) { () -> GrayImage in half }
@@ -66,12 +73,36 @@ public struct MRZImageReader: Sendable {
             }
         }
         // A template sample is a sixteenth of the capitals' height, about a sixteenth of the pitch.
-        guard let pitch = attempt.pitch else { return first }
-        let softened = (full ?? search).boxBlurred(radius: max(1, Int((pitch / 16).rounded())))
+        guard let pitch = attempt.pitch, let band = attempt.band else { return first }
+        let source = full ?? search
+        let softened = source.boxBlurred(radius: max(1, Int((pitch / 16).rounded())))
         let again = read(softened) { () -> GrayImage in softened }
         switch (again, first) {
-        case (.read, _), (.unreadable, .notFound): return again
+        case (.read, _): return again
+        case (.unreadable, .notFound): first = again
+        default: break
+        }
+        // Hollow (outline) or broken strokes: the band, its strokes closed over gaps of about a tenth of the pitch.
+        let margin = Int(2 * pitch)
+        let closed = source.cropped(minX: band.minX - margin, minY: band.minY - margin, maxX: band.maxX + margin, maxY: band.maxY + margin)
+            .closedInk(radius: max(1, Int((pitch / 20).rounded())))
+        let closedRead = read(closed) { () -> GrayImage in closed }
+        switch (closedRead, first) {
+        case (.read, _), (.unreadable, .notFound): return closedRead
         default: return first
+        }
+    }
+
+    /// The pixels a band's cells span, in the coordinates of the image that was read.
+    private struct Band {
+        var minX: Int, minY: Int, maxX: Int, maxY: Int
+
+        init(_ grid: MRZGrid) {
+            let centres = grid.lines.flatMap { $0.map(\.center) }
+            minX = Int(centres.map(\.x).min() ?? 0)
+            minY = Int(centres.map(\.y).min() ?? 0)
+            maxX = Int((centres.map(\.x).max() ?? 0).rounded(.up))
+            maxY = Int((centres.map(\.y).max() ?? 0).rounded(.up))
         }
     }
 
@@ -80,13 +111,13 @@ public struct MRZImageReader: Sendable {
         try attempt(image, fullResolution: fullResolution).outcome
     }
 
-    /// The outcome, and the pitch of the band found in the image that was read (nil: none found).
+    /// The outcome, and the pitch and extent of the band found in the image that was read (nil: none found).
     private func attempt<Failure: Error>(_ image: GrayImage, fullResolution: () throws(Failure) -> GrayImage)
-        throws(Failure) -> (outcome: Outcome, pitch: Double?)
+        throws(Failure) -> (outcome: Outcome, pitch: Double?, band: Band?)
     {
         let window = min(61, max(15, max(image.width, image.height) / 40))
         let grids = MRZLocator.locate(InkComponents.find(in: image, window: window))
-        guard !grids.isEmpty else { return (.notFound, nil) }
+        guard !grids.isEmpty else { return (.notFound, nil, nil) }
         var source = image
         var scale = 1.0
         let pitch = grids[0].lines[0].map { ($0.pitch.x * $0.pitch.x + $0.pitch.y * $0.pitch.y).squareRoot() }
@@ -115,10 +146,11 @@ public struct MRZImageReader: Sendable {
             }
         }
         let sourcePitch = MRZLocator.median(pitch) * scale
-        if let read { return (.read(read), sourcePitch) }
+        let band = Band(scale == 1 ? grids[0] : grids[0].scaled(by: scale))
+        if let read { return (.read(read), sourcePitch, band) }
         // A grid whose characters mostly look like OCR-B is an MRZ that could not be read; anything less is not one.
-        if let best, best.confidence >= minimumConfidence { return (.unreadable(best.error), sourcePitch) }
-        return (.notFound, sourcePitch)
+        if let best, best.confidence >= minimumConfidence { return (.unreadable(best.error), sourcePitch, band) }
+        return (.notFound, sourcePitch, band)
     }
 
     private struct Unread: Error {
@@ -193,16 +225,18 @@ public struct MRZImageReader: Sendable {
         let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in
             try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"), referenceDate: referenceDate)
         }
+        func refuse(_ field: String, _ message: String) -> Result<MRZReading, Unread> {
+            .failure(Unread(confidence: confidence, error: MRZError(field: field, message: "MRZ \(field): \(message)")))
+        }
+        func refuse(at position: MRZCharacterRules.Position, _ reason: String) -> Result<MRZReading, Unread> {
+            refuse(
+                MRZCharacterRules.field(at: position, format: format),
+                "line \(position.line + 1), position \(position.index + 1) \(reason)")
+        }
         switch MRZCharacterRules.repair(lines, scores: scores, format: format, parse: parse) {
         case .success(let mrz):
             if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) {
-                let field = MRZCharacterRules.field(at: position, format: format)
-                return .failure(
-                    Unread(
-                        confidence: confidence,
-                        error: MRZError(
-                            field: field,
-                            message: "MRZ \(field): line \(position.line + 1), position \(position.index + 1) reads as either of two look-alikes")))
+                return refuse(at: position, "reads as either of two look-alikes")
             }
             let final = mrz.lines.map { Array($0) }
             let changed = zip(read.indices, read).flatMap { line, characters in
@@ -212,11 +246,16 @@ public struct MRZImageReader: Sendable {
             // A cell that was a toss-up is a guess, not a reading: where no check digit stands behind it (names, state
             // codes), and where one does too, since swaps can cancel in a check digit. A mend has its own bound.
             if let guess = fields.sorted(by: { $0.key < $1.key }).first(where: { $0.value.confidence.margin < minimumMargin }) {
-                return .failure(
-                    Unread(
-                        confidence: confidence,
-                        error: MRZError(
-                            field: guess.key, message: "MRZ \(guess.key): a character cannot be told from another with confidence")))
+                return refuse(guess.key, "a character cannot be told from another with confidence")
+            }
+            // A name has no check digit behind it: its letters need a clearer lead than a checked field's.
+            if let name = fields["name"], name.confidence.margin < MRZCharacterRules.nameMargin {
+                return refuse("name", "a letter cannot be told from another with confidence")
+            }
+            // A character whose runner-up weighs the same in the check digit (G and Q, O and E and Y...) is not vouched
+            // for by it: it needs a clear lead of its own.
+            if let position = MRZCharacterRules.unvouched(final, scores: scores, format: format, mended: Set(changed)) {
+                return refuse(at: position, "reads as another character its check digit cannot tell from it")
             }
             // An unlisted state code is kept as read only when it was read clearly: one read with a close call is
             // more likely a listed code misread (`UYO` for `UTO`) than a new one.
@@ -224,11 +263,7 @@ public struct MRZImageReader: Sendable {
                 !ICAOStates.codes.contains($0.code)
                     && (fields[$0.field]?.confidence.margin ?? 0) < MRZCharacterRules.stateMargin
             }) {
-                return .failure(
-                    Unread(
-                        confidence: confidence,
-                        error: MRZError(
-                            field: unclear.field, message: "MRZ \(unclear.field): an unlisted code read with a close call")))
+                return refuse(unclear.field, "an unlisted code read with a close call")
             }
             if changed.count > maximumRepairs {
                 return .failure(

@@ -97,6 +97,22 @@ struct ImageDecoderTests {
             ])
     }
 
+    @Test("closing the ink fills a stroke drawn as its two edges and keeps the stroke's outer shape")
+    func closedInk() {
+        // A hollow stroke on white: rows 2 and 4 inked (0) from column 2 to 6, row 3 between them white, as an
+        // outline font draws a horizontal bar; a 9×7 image.
+        var pixels = [UInt8](repeating: 255, count: 63)
+        for row in [2, 4] { for column in 2...6 { pixels[row * 9 + column] = 0 } }
+        let closed = GrayImage(width: 9, height: 7, pixels: pixels).closedInk(radius: 1)
+        #expect(closed.width == 9 && closed.height == 7)
+        // The gap between the edges is inked; nothing outside the bar is.
+        let white: [UInt8] = [255, 255, 255, 255, 255, 255, 255, 255, 255]
+        let bar: [UInt8] = [255, 255, 0, 0, 0, 0, 0, 255, 255]
+        #expect(closed.pixels == white + white + bar + bar + bar + white + white)
+        // Radius 0 changes nothing.
+        #expect(GrayImage(width: 9, height: 7, pixels: pixels).closedInk(radius: 0).pixels == pixels)
+    }
+
     @Test("a reduced JPEG decode remembers the declared size")
     func scaledDecodeKeepsSourceSize() throws {
         let image = try ImageDecoder().decode(try FixtureManifest.bytes("jpeg-baseline.jpg"), targetPixels: 25 * 16)

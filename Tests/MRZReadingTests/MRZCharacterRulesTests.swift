@@ -131,6 +131,46 @@ struct MRZCharacterRulesTests {
         #expect(ambiguous == Self.at(1, 0))
     }
 
+    @Test("three zeros read as O that cancel in the check digit (weights 7, 1, 7) are refused, beyond a single swap's close call")
+    func threeSwapsCancel() throws {
+        // A generated passport (bench-mrz seed 4, blurred): 060036868 read O6OO36868, which checks as well. Each O
+        // led its 0 by more than a single swap may (half what separates the templates), within the wider bound
+        // for swaps that cancel together.
+        let printed = ["P<UTOOMISASTAS<<KALE<WIA<<<<<<<<<<<<<<<<<<<<", "0600368685GBR9704091M28011422Q8MZ2EZ2E6U9K52"]
+        let gap = 1.05 * MRZCharacterRules.closeCall * GlyphClassifier.separation("0", "O")
+        #expect(gap > MRZCharacterRules.closeCall * GlyphClassifier.separation("0", "O"))
+        var scores = printed.map { $0.map { Self.cell($0) } }
+        for index in [0, 2, 3] { scores[1][index] = Self.cell("O", "0", gap: gap) }
+        let read = ["P<UTOOMISASTAS<<KALE<WIA<<<<<<<<<<<<<<<<<<<<", "O6OO368685GBR9704091M28011422Q8MZ2EZ2E6U9K52"]
+        let mrz = try MRZ(parsing: read.joined(separator: "\n"))
+        let ambiguous = MRZCharacterRules.ambiguity(in: mrz, scores: scores) { (lines: [[Character]]) throws(MRZError) -> MRZ in
+            try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"))
+        }
+        #expect(ambiguous.map { MRZCharacterRules.field(at: $0, format: .td3) } == "documentNumber")
+        // Read with a clear lead, the same O's are the reading (the classifier's call, not a guess).
+        for index in [0, 2, 3] { scores[1][index] = Self.cell("O", "0", gap: 0.3) }
+        #expect(
+            MRZCharacterRules.ambiguity(in: mrz, scores: scores) { (lines: [[Character]]) throws(MRZError) -> MRZ in
+                try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"))
+            } == nil)
+    }
+
+    @Test("a character whose runner-up weighs the same in the check digit (C and M) needs a clear lead of its own")
+    func checkInvisibleSwap() {
+        // L898902C3: the C (12) and an M (22) give the same check digit; read 0.03 apart, the check cannot choose.
+        #expect(MRZCharacterRules.checkValue("C") % 10 == MRZCharacterRules.checkValue("M") % 10)
+        #expect(MRZCharacterRules.checkValue("<") == 0 && MRZCharacterRules.checkValue("7") == 7 && MRZCharacterRules.checkValue("Z") == 35)
+        let lines = Self.specimen.map { Array($0) }
+        var scores = Self.specimen.map { $0.map { Self.cell($0) } }
+        scores[1][7] = Self.cell("C", "M", gap: 0.03)
+        #expect(MRZCharacterRules.unvouched(lines, scores: scores, format: .td3, mended: []) == Self.at(1, 7))
+        scores[1][7] = Self.cell("C", "M", gap: 0.2)
+        #expect(MRZCharacterRules.unvouched(lines, scores: scores, format: .td3, mended: []) == nil)
+        // A runner-up the check digit does tell apart (C 12 against O 24) is the check digit's to settle.
+        scores[1][7] = Self.cell("C", "O", gap: 0.03)
+        #expect(MRZCharacterRules.unvouched(lines, scores: scores, format: .td3, mended: []) == nil)
+    }
+
     @Test("a print whose own check digit is wrong is refused, though a look-alike read with confidence would pass it")
     func invalidPrintNotRepaired() {
         // L898902C3 printed with check digit 7 (it is 6); reading the second 8 as B would give 7. The B scored 0.15

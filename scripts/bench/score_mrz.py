@@ -12,8 +12,8 @@ read). "lines" is the share of expected MRZ lines read exactly, over the images 
 reported an MRZ or not; the same shares follow per format (TD3, TD2, TD1, MRV-A, MRV-B). The first reader is
 compared with every other.
 
-Then per document, by condition, by OCR-B cut ("font") and overall, for the whole corpus and again for its
-"report" split alone (the pages kept apart from tuning): documents exact; documents returned wrong (a reading
+Then per document, by condition, by OCR-B cut ("font") and overall, for the whole corpus, again for its
+"report" split alone (the pages kept apart from tuning), and by cut for the clean scans (CLEAN): documents exact; documents returned wrong (a reading
 returned that differs from the printed lines in any character, or any reading where nothing must be returned);
 refused (nothing returned: right where nothing must be, a miss elsewhere); lines exact. The headline is the
 documents returned wrong, as counts and shares; then the scale-* triples (one page at three sizes) and speed.
@@ -27,6 +27,9 @@ import sys
 # read exactly, wrong readings (a document may have more than one).
 DOCS, EXACT, WRONG, REFUSED, LINES, LINES_EXACT, READINGS = range(7)
 FORMATS = ("TD3", "TD2", "TD1", "MRV-A", "MRV-B")
+# Flatbed scans with nothing else done to them: the "clean scans", where no reading may be wrong and every
+# cut must read exactly at least 0.9 of the time.
+CLEAN = ("scan-150dpi", "scan-200dpi", "scan-300dpi")
 
 
 def lines_of(text):
@@ -72,8 +75,11 @@ def score(expected, results):
     for key, entry in expected.items():
         row = outcome(entry, results.get(os.path.normpath(key), []))
         groups = [entry["condition"], "all"] + (["font:" + entry["font"]] if entry.get("font") else [])
+        base = list(groups)
         if entry.get("split") == "report":
-            groups += ["report:" + group for group in groups]
+            groups += ["report:" + group for group in base]
+        if entry["condition"] in CLEAN:
+            groups += ["clean:" + group for group in base if group != entry["condition"]]
         if expectation(entry) == "read":
             groups += [entry["format"], "read"]
         if entry.get("document"):
@@ -175,12 +181,15 @@ def print_documents(readers, order, expected):
     sections = [("", f"all {len(expected)} documents")]
     if report:
         sections.append(("report:", f"the report split alone: {report} documents (tune on the others)"))
+    clean = sum(1 for entry in expected.values() if entry["condition"] in CLEAN)
+    if clean:
+        sections.append(("clean:", f"clean scans alone ({', '.join(CLEAN)}): {clean} documents, by cut"))
     for prefix, title in sections:
         print()
         print(f"== {title} ==")
         print(f"{'':<27}" + "".join(f"{r['name']:>{width}}" for r in readers))
         print(f"{'':<20}{'docs':>7}" + "".join(f"{'exact':>{width - 24}}{'wrong':>8}{'refused':>8}{'lines':>8}" for _ in readers))
-        groups = [("condition", [(c, prefix + c) for c in order])]
+        groups = [] if prefix == "clean:" else [("condition", [(c, prefix + c) for c in order])]
         if fonts:
             groups.append(("font", [(f, prefix + "font:" + f) for f in fonts]))
         groups.append(("overall", [("all", prefix + "all")]))

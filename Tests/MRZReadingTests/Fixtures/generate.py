@@ -35,10 +35,10 @@ def main():
         image.save(os.path.join(HERE, name), **options)
         manifest[name] = {"format": fmt, "lines": lines}
 
-    def page(fmt, dpi, seed, lines=None):
+    def page(fmt, dpi, seed, lines=None, cut=None):
         doc = mrz_pages.specimen(fmt)
         assert doc["lines"] == {"TD3": TD3, "TD1": TD1, "TD2": TD2}[fmt], doc["lines"]
-        return mrz_pages.render_page(doc, dpi, seed, mrz=lines, texture=False)
+        return mrz_pages.render_page(doc, dpi, seed, mrz=lines, texture=False, cut=cut)
 
     def capture(seed):
         r = random.Random(seed)
@@ -67,6 +67,10 @@ def main():
         size = (round(base.width * factor), round(base.height * factor))
         resized = base.resize(size, Image.Resampling.LANCZOS)
         write(name, resized, "TD3", TD3, **({"optimize": True} if name.endswith(".png") else {"quality": 90}))
+
+    # The specimen printed in the hollow (outline) cut of OCR-B: strokes drawn as their two edges, which fall apart
+    # into pieces no MRZ line is made of until they are closed.
+    write("td3-hollow.png", page("TD3", 250, 12, cut="OCRBF"), "TD3", TD3, optimize=True)
 
     # An MRV-B visa: a TD2-sized sticker whose second line ends in optional data, no composite check digit.
     write("mrvb-visa.png", page("TD2", 250, 10, lines=MRV_B), "MRV-B", MRV_B, optimize=True)
