@@ -261,20 +261,13 @@ enum MRZCharacterRules {
                 let chosen = lines[position.line][position.index]
                 let slot = slots[position.line][position.index]
                 let cell = scores[position.line][position.index]
-                let weight = checkValue(chosen) % 10
-                for other in GlyphClassifier.characters where other != chosen && slot.allows(other) && checkValue(other) % 10 == weight {
+                let weight = MRZ.checkValue(chosen) % 10
+                for other in GlyphClassifier.characters where other != chosen && slot.allows(other) && MRZ.checkValue(other) % 10 == weight {
                     if cell[index[chosen]!] - cell[index[other]!] < invisibleMargin { return position }
                 }
             }
         }
         return nil
-    }
-
-    /// ICAO 9303's value of a character in a check digit: digits as themselves, A-Z 10-35, the filler 0.
-    static func checkValue(_ character: Character) -> Int {
-        if let digit = character.wholeNumberValue { return digit }
-        guard let ascii = character.asciiValue, character != "<" else { return 0 }
-        return Int(ascii) - 55
     }
 
     static let maximumChanges = 2

@@ -186,22 +186,19 @@ public struct MRZ: Sendable, Equatable {
         character == "<" || ("A"..."Z").contains(character) || ("0"..."9").contains(character)
     }
 
-    /// The check digit over `characters`: weights 7, 3, 1 repeating; digits as themselves, A-Z as 10-35, `<` as 0.
+    /// The check digit over `characters`: weights 7, 3, 1 repeating, each character's `checkValue`.
     public static func checkDigit(_ characters: some Sequence<Character>) -> Int {
         let weights = [7, 3, 1]
         var sum = 0
-        for (index, character) in characters.enumerated() {
-            let value: Int =
-                if let digit = character.wholeNumberValue, character.isASCII {
-                    digit
-                } else if let ascii = character.asciiValue, ascii >= 65, ascii <= 90 {
-                    Int(ascii) - 55
-                } else {
-                    0
-                }
-            sum += value * weights[index % 3]
-        }
+        for (index, character) in characters.enumerated() { sum += checkValue(character) * weights[index % 3] }
         return sum % 10
+    }
+
+    /// A character's value in a check digit: digits as themselves, A-Z as 10-35, `<` (and anything else) as 0.
+    public static func checkValue(_ character: Character) -> Int {
+        if let digit = character.wholeNumberValue, character.isASCII { return digit }
+        if let ascii = character.asciiValue, ascii >= 65, ascii <= 90 { return Int(ascii) - 55 }
+        return 0
     }
 
     private static func field(_ row: [Character], _ range: Range<Int>) -> String {

@@ -158,8 +158,8 @@ struct MRZCharacterRulesTests {
     @Test("a character whose runner-up weighs the same in the check digit (C and M) needs a clear lead of its own")
     func checkInvisibleSwap() {
         // L898902C3: the C (12) and an M (22) give the same check digit; read 0.03 apart, the check cannot choose.
-        #expect(MRZCharacterRules.checkValue("C") % 10 == MRZCharacterRules.checkValue("M") % 10)
-        #expect(MRZCharacterRules.checkValue("<") == 0 && MRZCharacterRules.checkValue("7") == 7 && MRZCharacterRules.checkValue("Z") == 35)
+        #expect(MRZ.checkValue("C") % 10 == MRZ.checkValue("M") % 10)
+        #expect(MRZ.checkValue("<") == 0 && MRZ.checkValue("7") == 7 && MRZ.checkValue("Z") == 35)
         let lines = Self.specimen.map { Array($0) }
         var scores = Self.specimen.map { $0.map { Self.cell($0) } }
         scores[1][7] = Self.cell("C", "M", gap: 0.03)
