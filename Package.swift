@@ -22,7 +22,11 @@ let package = Package(
     name: "verify-pipeline",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "verify-pipeline", targets: ["verify-pipeline"])
+        .executable(name: "verify-pipeline", targets: ["verify-pipeline"]),
+        // For other Swift projects, without the pipeline: the Verify data model with its MRZ, AAMVA and QR parsers,
+        // and the MRZ image reader with the decoder it reads through (Examples/ParseMRZ uses both).
+        .library(name: "VerifyModel", targets: ["VerifyModel"]),
+        .library(name: "MRZReading", targets: ["MRZReading", "ImageDecoding"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
