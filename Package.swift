@@ -70,7 +70,7 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections")
             ],
             swiftSettings: fuzzedSwift + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
-        .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding", "MRZReading", "VerifyModel"]),
+        .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding", "VerifyModel"]),
         .target(
             name: "TransactionStore",
             dependencies: [
@@ -162,8 +162,8 @@ let package = Package(
         .executableTarget(
             name: "verify-pipeline",
             dependencies: [
-                "ImageDecoding", "BarcodeScanning", "VerifyModel", "TransactionStore", "WorkQueues", "Pipeline", "Protect", "Submission",
-                "OutboundHTTP",
+                "ImageDecoding", "BarcodeScanning", "MRZReading", "VerifyModel", "TransactionStore", "WorkQueues", "Pipeline", "Protect",
+                "Submission", "OutboundHTTP",
                 "TransactionViews", "OperatorView",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),

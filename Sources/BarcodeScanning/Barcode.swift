@@ -1,4 +1,4 @@
-import MRZReading
+import VerifyModel
 
 /// Symbologies the scanner knows, spelled as in CONTRACT §6 results.
 public enum BarcodeFormat: String, Codable, Sendable, CaseIterable {
@@ -8,8 +8,8 @@ public enum BarcodeFormat: String, Codable, Sendable, CaseIterable {
     case code39 = "CODE_39"
     case ean13 = "EAN_13"
     case dataMatrix = "DATA_MATRIX"
-    /// The machine-readable zone of a passport or ID card, read by OCR (`MRZImageReader`): its lines, joined by
-    /// newlines. Looked for only when asked: barcode-only scans stay fast.
+    /// The machine-readable zone of a passport or ID card, read by OCR (MRZReading's `MRZImageReader`, which the
+    /// scanner does not call: the scan stage and the `scan` command do): its lines, joined by newlines.
     case mrz = "MRZ"
 
     /// Whether ZBar can read it; PDF417 and Data Matrix need zxing-cpp.
@@ -50,17 +50,17 @@ public struct Barcode: Codable, Hashable, Sendable {
 /// template score and lead over the runner-up; the look-alikes changed to satisfy check digits; unknown state codes.
 public struct MRZReport: Codable, Hashable, Sendable {
     public var format: String
-    public var confidence: [String: MRZReading.Confidence]
+    public var confidence: [String: MRZ.FieldConfidence]
     public var repairs: [String]
     public var unknownStates: [String]
 
-    init(_ reading: MRZReading) {
-        format = reading.mrz.format.rawValue
-        confidence = reading.confidence.mapValues {
+    public init(format: MRZ.Format, confidence: [String: MRZ.FieldConfidence], repairs: [String], unknownStates: [String]) {
+        self.format = format.rawValue
+        self.confidence = confidence.mapValues {
             // Two decimals: enough to route on, and the same bytes on every machine.
-            MRZReading.Confidence(score: ($0.score * 100).rounded() / 100, margin: ($0.margin * 100).rounded() / 100)
+            MRZ.FieldConfidence(score: ($0.score * 100).rounded() / 100, margin: ($0.margin * 100).rounded() / 100)
         }
-        repairs = reading.repairs
-        unknownStates = reading.unknownStates
+        self.repairs = repairs
+        self.unknownStates = unknownStates
     }
 }

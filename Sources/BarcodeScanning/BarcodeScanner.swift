@@ -1,5 +1,4 @@
 import ImageDecoding
-import MRZReading
 
 /// Decodes an image and reads its barcodes with a short ladder of passes, cheapest first, stopping as soon as
 /// what the caller expects has been found. Not thread-safe (it owns a ZBar scanner): one per worker.
@@ -57,35 +56,9 @@ public final class BarcodeScanner {
         _ bytes: [UInt8], firstPass: GrayImage? = nil,
         expecting expectation: Expectation = .anyCode
     ) throws(ImageDecodingError) -> [Barcode] {
-        try scanReporting(bytes, firstPass: firstPass, expecting: expectation).barcodes
-    }
-
-    /// As `scan`, with the MRZ found but not read with confidence: the field at fault and why, never a value.
-    public func scanReporting(_ bytes: [UInt8], firstPass: GrayImage? = nil, expecting expectation: Expectation = .anyCode)
-        throws(ImageDecodingError) -> (barcodes: [Barcode], unreadable: [UnreadableCode])
-    {
-        var found = configuration.symbologies == [.mrz] ? [] : try scanBarcodes(bytes, firstPass: firstPass, expecting: expectation)
-        var unreadable: [UnreadableCode] = []
-        if configuration.symbologies.contains(.mrz) {
-            switch try readMRZ(bytes, decoded: firstPass) {
-            case .read(let reading):
-                var barcode = Barcode(format: .mrz, text: reading.mrz.lines.joined(separator: "\n"))
-                barcode.mrz = MRZReport(reading)
-                found.append(barcode)
-            case .unreadable(let error):
-                unreadable.append(UnreadableCode(format: .mrz, field: error.field, message: error.message))
-            case .notFound:
-                break
-            }
-        }
-        return (found, unreadable)
-    }
-
-    /// The MRZ printed on a passport page or ID card, read from the image (decoded under the scanner's limits).
-    /// The MRZ printed in the image; `decoded`, the bytes already decoded, is read again rather than decoding them
-    /// twice where it is at full size.
-    public func readMRZ(_ bytes: [UInt8], decoded: GrayImage? = nil) throws(ImageDecodingError) -> MRZImageReader.Outcome {
-        try MRZImageReader().read(bytes, decoder: decoder, decoded: decoded)
+        // An MRZ is text, not a symbol: MRZReading reads it, called by whoever asked for it.
+        guard !configuration.symbologies.subtracting([.mrz]).isEmpty else { return [] }
+        return try scanBarcodes(bytes, firstPass: firstPass, expecting: expectation)
     }
 
     private func scanBarcodes(

@@ -35,6 +35,12 @@ public struct UnreadableCode: Sendable, Encodable, Equatable {
     public var format: BarcodeFormat
     public var field: String
     public var message: String
+
+    public init(format: BarcodeFormat, field: String, message: String) {
+        self.format = format
+        self.field = field
+        self.message = message
+    }
 }
 
 /// Why one image could not be scanned: always a `documentCaptureError`.
@@ -46,12 +52,18 @@ public struct ScanFailure: CodedError, Equatable {
 /// Scans many image files on `jobs` workers, each with its own scanner (ZBar's are not thread-safe), and hands
 /// the results to `emit` in input order, each as soon as it is next in line.
 public struct ScanBatch: Sendable {
+    /// Reads an image's bytes for what the barcode scanner does not (the `scan` command's MRZ reading): its codes
+    /// follow the barcodes found, and what it found but could not read goes to `ScanResult.unreadable`.
+    public typealias Reader = @Sendable ([UInt8]) throws(ImageDecodingError) -> (codes: [Barcode], unreadable: [UnreadableCode])
+
     public var configuration: BarcodeScanner.Configuration
     public var jobs: Int
+    public var alsoRead: Reader?
 
-    public init(configuration: BarcodeScanner.Configuration, jobs: Int) {
+    public init(configuration: BarcodeScanner.Configuration, jobs: Int, alsoRead: Reader? = nil) {
         self.configuration = configuration
         self.jobs = max(jobs, 1)
+        self.alsoRead = alsoRead
     }
 
     /// Returns how many images failed.
@@ -74,13 +86,13 @@ public struct ScanBatch: Sendable {
 
     /// Each worker owns a scanner for its whole life and takes the next image from a shared counter.
     private func scanAll(_ sources: [String], into sink: AsyncStream<(index: Int, result: ScanResult)>.Continuation) async {
-        let counter = IndexCounter(count: sources.count), configuration = configuration
+        let counter = IndexCounter(count: sources.count), configuration = configuration, alsoRead = alsoRead
         await withTaskGroup(of: Void.self) { workers in
             for _ in 0..<min(jobs, max(sources.count, 1)) {
                 workers.addTask {
                     let scanner = BarcodeScanner(configuration: configuration)
                     while !Task.isCancelled, let index = counter.take() {
-                        sink.yield((index, Self.scan(sources[index], with: scanner)))
+                        sink.yield((index, Self.scan(sources[index], with: scanner, alsoRead: alsoRead)))
                     }
                 }
             }
@@ -88,7 +100,7 @@ public struct ScanBatch: Sendable {
         sink.finish()
     }
 
-    static func scan(_ path: String, with scanner: BarcodeScanner) -> ScanResult {
+    static func scan(_ path: String, with scanner: BarcodeScanner, alsoRead: Reader?) -> ScanResult {
         let bytes: [UInt8]
         do {
             // The operator named these paths: symlinks among them are followed, to what they name.
@@ -97,8 +109,14 @@ public struct ScanBatch: Sendable {
             return ScanResult(source: path, outcome: .failure(ScanFailure(message: error.message)))
         }
         do {
-            let scanned = try scanner.scanReporting(bytes)
-            return ScanResult(source: path, outcome: .success(scanned.barcodes), unreadable: scanned.unreadable)
+            var barcodes = try scanner.scan(bytes)
+            var unreadable: [UnreadableCode] = []
+            if let alsoRead {
+                let other = try alsoRead(bytes)
+                barcodes += other.codes
+                unreadable = other.unreadable
+            }
+            return ScanResult(source: path, outcome: .success(barcodes), unreadable: unreadable)
         } catch {
             return ScanResult(source: path, outcome: .failure(ScanFailure(message: error.message)))
         }

@@ -290,17 +290,7 @@ public struct MRZImageReader: Sendable {
 /// character's template score and margin over the runner-up), which characters were changed to satisfy check
 /// digits, and which state codes are not ones ICAO 9303 lists (kept as read).
 public struct MRZReading: Sendable {
-    public struct Confidence: Sendable, Codable, Hashable {
-        /// The weakest cell's template score (normalised correlation, -1 to 1).
-        public var score: Float
-        /// The weakest cell's lead over the next character its slot allows.
-        public var margin: Float
-
-        public init(score: Float, margin: Float) {
-            self.score = score
-            self.margin = margin
-        }
-    }
+    public typealias Confidence = MRZ.FieldConfidence
 
     public var mrz: MRZ
     /// By field name (`documentNumber`, `name`, `issuingState`...).

@@ -277,3 +277,18 @@ func isValidDate(year: Int, month: Int, day: Int) -> Bool {
     let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
     return day <= days[month - 1]
 }
+
+extension MRZ {
+    /// How surely a field of an MRZ read from an image was read: its weakest character's template score and lead.
+    public struct FieldConfidence: Sendable, Codable, Hashable {
+        /// The weakest cell's template score (normalised correlation, -1 to 1).
+        public var score: Float
+        /// The weakest cell's lead over the next character its slot allows.
+        public var margin: Float
+
+        public init(score: Float, margin: Float) {
+            self.score = score
+            self.margin = margin
+        }
+    }
+}

@@ -2,6 +2,8 @@ import ArgumentParser
 import BarcodeScanning
 import Foundation
 import ImageDecoding
+import MRZReading
+import VerifyModel
 
 extension VerifyPipeline {
     struct Scan: AsyncParsableCommand {
@@ -40,10 +42,30 @@ extension VerifyPipeline {
             var configuration = BarcodeScanner.Configuration(symbologies: symbologies.formats)
             configuration.decoder.maxPixels = maxPixels
             let report = ScanReport(json: json)
-            let failures = await ScanBatch(configuration: configuration, jobs: jobs).run(ImageFile.expand(paths)) { result in
+            let batch = ScanBatch(
+                configuration: configuration, jobs: jobs, alsoRead: symbologies.formats.contains(.mrz) ? Self.readMRZ(configuration.decoder) : nil)
+            let failures = await batch.run(ImageFile.expand(paths)) { result in
                 report.write(result)
             }
             if failures > 0 { throw ExitCode(1) }
+        }
+
+        /// `--symbologies MRZ`: the MRZ read from the image, with its report, or the field it could not read.
+        static func readMRZ(_ limits: ImageDecoder.Configuration) -> ScanBatch.Reader {
+            { (bytes: [UInt8]) throws(ImageDecodingError) -> (codes: [Barcode], unreadable: [UnreadableCode]) in
+                switch try MRZImageReader().read(bytes, decoder: ImageDecoder(configuration: limits)) {
+                case .read(let reading):
+                    var code = Barcode(format: .mrz, text: reading.mrz.lines.joined(separator: "\n"))
+                    code.mrz = MRZReport(
+                        format: reading.mrz.format, confidence: reading.confidence, repairs: reading.repairs,
+                        unknownStates: reading.unknownStates)
+                    return ([code], [])
+                case .unreadable(let error):
+                    return ([], [UnreadableCode(format: .mrz, field: error.field, message: error.message)])
+                case .notFound:
+                    return ([], [])
+                }
+            }
         }
     }
 }

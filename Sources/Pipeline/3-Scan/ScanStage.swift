@@ -133,7 +133,8 @@ struct ScanStage: Sendable {
             guard let image = document.images[role] else { continue }
             let outcome: MRZImageReader.Outcome
             do {
-                outcome = try scanner.readMRZ(image.bytes, decoded: image.firstPass)
+                outcome = try MRZImageReader().read(
+                    image.bytes, decoder: ImageDecoder(configuration: scanner.configuration.decoder), decoded: image.firstPass)
             } catch {
                 throw .failed(DocumentFailure(error, context: "\(role.rawValue) image"))
             }
