@@ -1,7 +1,7 @@
 import VerifyModel
 
 /// Symbologies the scanner knows, spelled as in CONTRACT §6 results.
-public enum BarcodeFormat: String, Codable, Sendable, CaseIterable {
+package enum BarcodeFormat: String, Codable, Sendable, CaseIterable {
     case qrCode = "QR_CODE"
     case pdf417 = "PDF417"
     case code128 = "CODE_128"
@@ -22,14 +22,14 @@ public enum BarcodeFormat: String, Codable, Sendable, CaseIterable {
 }
 
 /// One decoded symbol.
-public struct Barcode: Codable, Hashable, Sendable {
-    public var format: BarcodeFormat
-    public var text: String
+package struct Barcode: Codable, Hashable, Sendable {
+    package var format: BarcodeFormat
+    package var text: String
     /// For an MRZ read from an image: how surely each field was read, what was mended, which state codes are
     /// not listed; so that a caller can route the document to review.
-    public var mrz: MRZReport?
+    package var mrz: MRZReport?
 
-    public init(format: BarcodeFormat, text: String) {
+    package init(format: BarcodeFormat, text: String) {
         self.format = format
         self.text = text
     }
@@ -48,13 +48,13 @@ public struct Barcode: Codable, Hashable, Sendable {
 
 /// What `scan --json` says of an MRZ reading besides its text (contract §4): per field, the weakest character's
 /// template score and lead over the runner-up; the look-alikes changed to satisfy check digits; unknown state codes.
-public struct MRZReport: Codable, Hashable, Sendable {
-    public var format: String
-    public var confidence: [String: MRZ.FieldConfidence]
-    public var repairs: [String]
-    public var unknownStates: [String]
+package struct MRZReport: Codable, Hashable, Sendable {
+    package var format: String
+    package var confidence: [String: MRZ.FieldConfidence]
+    package var repairs: [String]
+    package var unknownStates: [String]
 
-    public init(format: MRZ.Format, confidence: [String: MRZ.FieldConfidence], repairs: [String], unknownStates: [String]) {
+    package init(format: MRZ.Format, confidence: [String: MRZ.FieldConfidence], repairs: [String], unknownStates: [String]) {
         self.format = format.rawValue
         self.confidence = confidence.mapValues {
             // Two decimals: enough to route on, and the same bytes on every machine.

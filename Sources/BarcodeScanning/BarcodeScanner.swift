@@ -2,15 +2,15 @@ import ImageDecoding
 
 /// Decodes an image and reads its barcodes with a short ladder of passes, cheapest first, stopping as soon as
 /// what the caller expects has been found. Not thread-safe (it owns a ZBar scanner): one per worker.
-public final class BarcodeScanner {
-    public struct Configuration: Sendable {
+package final class BarcodeScanner {
+    package struct Configuration: Sendable {
         /// Only these are looked for: enabling every symbology produces false reads on lines of text.
-        public var symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417]
+        package var symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417]
         /// Large JPEGs are first decoded at a reduced DCT scale keeping at least this many pixels.
-        public var firstPassPixels: Int = 700_000
-        public var decoder: ImageDecoder.Configuration = .init()
+        package var firstPassPixels: Int = 700_000
+        package var decoder: ImageDecoder.Configuration = .init()
 
-        public init(
+        package init(
             symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417], firstPassPixels: Int = 700_000,
             decoder: ImageDecoder.Configuration = .init()
         ) {
@@ -21,7 +21,7 @@ public final class BarcodeScanner {
     }
 
     /// When the ladder may stop.
-    public enum Expectation: Sendable {
+    package enum Expectation: Sendable {
         /// At the first pass that finds anything.
         case anyCode
         /// When at least one code of each of these formats has been found.
@@ -35,12 +35,12 @@ public final class BarcodeScanner {
         }
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let decoder: ImageDecoder
     private let zbar: ZBarReader
     private let zbarFormats: Set<BarcodeFormat>
 
-    public init(configuration: Configuration = .init()) {
+    package init(configuration: Configuration = .init()) {
         self.configuration = configuration
         decoder = ImageDecoder(configuration: configuration.decoder)
         zbarFormats = configuration.symbologies.filter(\.isReadableByZBar)
@@ -52,7 +52,7 @@ public final class BarcodeScanner {
     ///
     /// The order of the passes was chosen by measurement (`scripts/bench-scan`): on 0.1 MP images zxing-cpp 3.1 at its
     /// own defaults costs 1.2 ms and read 150 of 150 small codes, ZBar's quickest pass 2.3 ms and 76 of them.
-    public func scan(
+    package func scan(
         _ bytes: [UInt8], firstPass: GrayImage? = nil,
         expecting expectation: Expectation = .anyCode
     ) throws(ImageDecodingError) -> [Barcode] {

@@ -4,7 +4,7 @@ import VerifyModel
 
 extension BarcodeFormat {
     /// Symbology names as users write them (`QR_CODE,pdf417`), each known; at least one.
-    public static func parseList(_ names: [String]) throws(ParseError) -> Set<BarcodeFormat> {
+    package static func parseList(_ names: [String]) throws(ParseError) -> Set<BarcodeFormat> {
         var formats: Set<BarcodeFormat> = []
         for name in names.map({ $0.trimmingCharacters(in: .whitespaces).uppercased() }) where !name.isEmpty {
             guard let format = BarcodeFormat(rawValue: name) else {
@@ -16,27 +16,27 @@ extension BarcodeFormat {
         return formats
     }
 
-    public struct ParseError: Error, CustomStringConvertible {
-        public var description: String
+    package struct ParseError: Error, CustomStringConvertible {
+        package var description: String
     }
 }
 
 /// The result for one image: its barcodes, or why it could not be read.
-public struct ScanResult: Sendable {
-    public var source: String
-    public var outcome: Result<[Barcode], ScanFailure>
+package struct ScanResult: Sendable {
+    package var source: String
+    package var outcome: Result<[Barcode], ScanFailure>
     /// Codes found but not read with confidence (an MRZ band whose reading was refused): for review, not an error.
-    public var unreadable: [UnreadableCode] = []
+    package var unreadable: [UnreadableCode] = []
 }
 
 /// A code on the image that could not be read with confidence: its format, the field at fault and why (never a
 /// value read).
-public struct UnreadableCode: Sendable, Encodable, Equatable {
-    public var format: BarcodeFormat
-    public var field: String
-    public var message: String
+package struct UnreadableCode: Sendable, Encodable, Equatable {
+    package var format: BarcodeFormat
+    package var field: String
+    package var message: String
 
-    public init(format: BarcodeFormat, field: String, message: String) {
+    package init(format: BarcodeFormat, field: String, message: String) {
         self.format = format
         self.field = field
         self.message = message
@@ -44,30 +44,30 @@ public struct UnreadableCode: Sendable, Encodable, Equatable {
 }
 
 /// Why one image could not be scanned: always a `documentCaptureError`.
-public struct ScanFailure: CodedError, Equatable {
-    public var message: String
-    public var failureCode: FailureCode { .document(.documentCaptureError) }
+package struct ScanFailure: CodedError, Equatable {
+    package var message: String
+    package var failureCode: FailureCode { .document(.documentCaptureError) }
 }
 
 /// Scans many image files on `jobs` workers, each with its own scanner (ZBar's are not thread-safe), and hands
 /// the results to `emit` in input order, each as soon as it is next in line.
-public struct ScanBatch: Sendable {
+package struct ScanBatch: Sendable {
     /// Reads an image's bytes for what the barcode scanner does not (the `scan` command's MRZ reading): its codes
     /// follow the barcodes found, and what it found but could not read goes to `ScanResult.unreadable`.
-    public typealias Reader = @Sendable ([UInt8]) throws(ImageDecodingError) -> (codes: [Barcode], unreadable: [UnreadableCode])
+    package typealias Reader = @Sendable ([UInt8]) throws(ImageDecodingError) -> (codes: [Barcode], unreadable: [UnreadableCode])
 
-    public var configuration: BarcodeScanner.Configuration
-    public var jobs: Int
-    public var alsoRead: Reader?
+    package var configuration: BarcodeScanner.Configuration
+    package var jobs: Int
+    package var alsoRead: Reader?
 
-    public init(configuration: BarcodeScanner.Configuration, jobs: Int, alsoRead: Reader? = nil) {
+    package init(configuration: BarcodeScanner.Configuration, jobs: Int, alsoRead: Reader? = nil) {
         self.configuration = configuration
         self.jobs = max(jobs, 1)
         self.alsoRead = alsoRead
     }
 
     /// Returns how many images failed.
-    public func run(_ sources: [String], emit: (ScanResult) -> Void) async -> Int {
+    package func run(_ sources: [String], emit: (ScanResult) -> Void) async -> Int {
         let (results, sink) = AsyncStream.makeStream(of: (index: Int, result: ScanResult).self)
         async let scanned: Void = scanAll(sources, into: sink)
         var ready: [Int: ScanResult] = [:]

@@ -5,11 +5,11 @@ import Foundation
 #endif
 
 /// Where an HTTP endpoint listens: `HOST:PORT` (`127.0.0.1:8080`, `[::1]:8080`, `localhost:0`, `0.0.0.0:9090`).
-public struct BindAddress: Sendable, Equatable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
+package struct BindAddress: Sendable, Equatable, CustomStringConvertible {
+    package var host: String
+    package var port: Int
 
-    public init(parsing text: String) throws(OperatorViewError) {
+    package init(parsing text: String) throws(OperatorViewError) {
         let text = text.trimmingCharacters(in: .whitespaces)
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else {
             throw OperatorViewError("'\(text)' is not HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one)")
@@ -26,7 +26,7 @@ public struct BindAddress: Sendable, Equatable, CustomStringConvertible {
     /// Only this machine can reach it: a token is needed anywhere else. Decided on the address, not the text: an
     /// IPv4 literal in 127.0.0.0/8, `::1` (or ::ffff:127.x), or the name `localhost` (a host name that merely starts
     /// with `127.` is whatever DNS says it is).
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         host == "localhost" || Self.isLoopbackLiteral(host)
     }
 
@@ -42,12 +42,12 @@ public struct BindAddress: Sendable, Equatable, CustomStringConvertible {
         return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
     }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
 /// A configuration error of the operator's view: exit 2 with this reason.
-public struct OperatorViewError: Error, Equatable, CustomStringConvertible {
-    public var description: String
+package struct OperatorViewError: Error, Equatable, CustomStringConvertible {
+    package var description: String
 
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }

@@ -9,29 +9,29 @@ import Synchronization
 /// How the operator's server holds connections: an idle one (no request started, or none since the last answer)
 /// is closed after `idleTimeout`, and beyond `maximumConnections` open at once a new one is closed as it arrives,
 /// so clients that hold connections cannot take the descriptors the pipeline beside it needs.
-public struct ConnectionLimits: Sendable, Equatable {
-    public var idleTimeout: Duration
-    public var maximumConnections: Int
+package struct ConnectionLimits: Sendable, Equatable {
+    package var idleTimeout: Duration
+    package var maximumConnections: Int
 
-    public init(idleTimeout: Duration = .seconds(30), maximumConnections: Int? = nil) {
+    package init(idleTimeout: Duration = .seconds(30), maximumConnections: Int? = nil) {
         self.idleTimeout = idleTimeout
         self.maximumConnections = maximumConnections ?? Self.defaultMaximum()
     }
 
     /// Half the descriptors this process may open (after raising its soft limit to the hard one): the other half
     /// stays for the store, the submissions and the images.
-    public static func defaultMaximum() -> Int {
+    package static func defaultMaximum() -> Int {
         max(64, Int(ProcessLimits.raiseOpenFiles() / 2))
     }
 
     var timeAmount: TimeAmount { .nanoseconds(idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000) }
 }
 
-public enum ProcessLimits {
+package enum ProcessLimits {
     /// Raises the soft limit on open descriptors to the hard one (a server and a pipeline need more than the usual
     /// 1,024) and returns the limit now in force.
     @discardableResult
-    public static func raiseOpenFiles() -> UInt64 {
+    package static func raiseOpenFiles() -> UInt64 {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
         if limit.rlim_cur < limit.rlim_max {

@@ -6,7 +6,7 @@ import Synchronization
 /// The operator's HTTP server as a service whose start can be awaited: a command starts it first and reads no
 /// input until `listening()` says it accepts connections, so a busy port fails the command at once (exit 2, one
 /// line) instead of taking a running pipeline down with it.
-public final class ListeningServer: Service, Sendable {
+package final class ListeningServer: Service, Sendable {
     private enum State {
         case starting([CheckedContinuation<Result<Int, OperatorViewError>, Never>])
         case done(Result<Int, OperatorViewError>)
@@ -28,7 +28,7 @@ public final class ListeningServer: Service, Sendable {
     }
 
     /// The port once the server listens, or why it could not.
-    public func listening() async -> Result<Int, OperatorViewError> {
+    package func listening() async -> Result<Int, OperatorViewError> {
         await withCheckedContinuation { continuation in
             let ready: Result<Int, OperatorViewError>? = state.withLock { state in
                 switch state {
@@ -45,13 +45,13 @@ public final class ListeningServer: Service, Sendable {
     }
 
     /// Why the server could not listen, once that is known.
-    public var failure: OperatorViewError? {
+    package var failure: OperatorViewError? {
         state.withLock { if case .done(.failure(let error)) = $0 { error } else { nil } }
     }
 
     func started(port: Int) { settle(.success(port)) }
 
-    public func run() async throws {
+    package func run() async throws {
         guard let service = server.withLock({ $0 }) else { return }
         do {
             try await service.run()

@@ -5,8 +5,8 @@ import VerifyModel
 
 /// The process's Prometheus registry: `main` bootstraps swift-metrics with it, so the pipeline's counters, stage
 /// timers and queue gauges land here; `/metrics` writes it out.
-public enum OperatorMetrics {
-    public static let registry = PrometheusCollectorRegistry()
+package enum OperatorMetrics {
+    package static let registry = PrometheusCollectorRegistry()
 }
 
 /// `/metrics`: the process's own metrics, and the store's counts read at the scrape (transactions by status,

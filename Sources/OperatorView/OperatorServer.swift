@@ -11,8 +11,8 @@ import VerifyModel
 
 /// The operator's view over HTTP (Hummingbird 2): the whole of it for `serve`, or only `/metrics`, `/healthz` and
 /// `/readyz` beside a run (`--metrics-bind`). Either is a `Service`, for the command's service group.
-public enum OperatorServer {
-    public enum Routes: Sendable {
+package enum OperatorServer {
+    package enum Routes: Sendable {
         /// The dashboard, the transaction pages, the JSON API, metrics and health.
         case all
         /// Metrics and health only.
@@ -22,7 +22,7 @@ public enum OperatorServer {
     /// The server, listening on `bind`; `token` (from the environment) is required of every request but `/healthz`
     /// when given, and must be given for an address other than loopback. `running` learns the port it listens on;
     /// `option` names where the address came from, for the error when it cannot listen.
-    public static func make(
+    package static func make(
         _ routes: Routes, store: any TransactionStore, bind: BindAddress, token: String?, logger: Logger,
         option: String = "--bind", limits: ConnectionLimits = ConnectionLimits(),
         running: @escaping @Sendable (Int) async -> Void = { _ in }

@@ -4,15 +4,15 @@ import NIOSSL
 
 /// What every outbound HTTP exchange of the pipeline (submissions, Protect's risk evaluations) shares: the client's
 /// settings, whoever owns the client, and reading an answer's body within a size and a deadline.
-public enum OutboundHTTP {
-    public struct SetupError: Error, CustomStringConvertible {
-        public var description: String
+package enum OutboundHTTP {
+    package struct SetupError: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// Redirects are never followed: after a 302 the POST would become a GET without its body that "succeeds", and a
     /// 307 would send the identity data to another host. https certificates are verified against the system's roots
     /// and, when given, the PEM certificates in `caFile`.
-    public static func configuration(caFile: String?) throws(SetupError) -> HTTPClient.Configuration {
+    package static func configuration(caFile: String?) throws(SetupError) -> HTTPClient.Configuration {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .fullVerification
         if let caFile {
@@ -26,7 +26,7 @@ public enum OutboundHTTP {
     /// Reads at most `limit` bytes of a response body and stops at `end` however slowly it arrives (a body that
     /// trickles a byte a second would otherwise hold the caller past every timeout): nil when the time ran out
     /// first. A body the server cuts short gives what had arrived.
-    public static func read(_ body: HTTPClientResponse.Body, upTo limit: Int, until end: ContinuousClock.Instant) async -> ByteBuffer? {
+    package static func read(_ body: HTTPClientResponse.Body, upTo limit: Int, until end: ContinuousClock.Instant) async -> ByteBuffer? {
         await withTaskGroup(of: ByteBuffer?.self) { group in
             group.addTask {
                 var collected = ByteBuffer()

@@ -1,19 +1,19 @@
 /// The Protect SDK's settings (CONTRACT §5), with its names and defaults.
-public struct ProtectConfiguration: Sendable, Equatable {
-    public var enabled = false
+package struct ProtectConfiguration: Sendable, Equatable {
+    package var enabled = false
     /// Required when enabled.
-    public var envId: String?
+    package var envId: String?
     /// Device attributes that never appear in the payload, by name (see `DeviceAttributes.names`).
-    public var deviceAttributesToIgnore: [String] = []
-    public var isBehavioralDataCollection = true
+    package var deviceAttributesToIgnore: [String] = []
+    package var isBehavioralDataCollection = true
     /// Logs signal collection at debug level, never document data.
-    public var isConsoleLogEnabled = false
+    package var isConsoleLogEnabled = false
     /// false: device metadata is computed when the transaction starts; true: when first needed.
-    public var isLazyMetadata = false
+    package var isLazyMetadata = false
     /// When set, one risk evaluation per transaction is posted there.
-    public var customHost: String?
-    public var pauseBehavioralDataOnSuccess = false
-    public var resumeBehavioralDataOnStart = false
+    package var customHost: String?
+    package var pauseBehavioralDataOnSuccess = false
+    package var resumeBehavioralDataOnStart = false
 
-    public init() {}
+    package init() {}
 }

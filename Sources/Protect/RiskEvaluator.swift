@@ -7,20 +7,20 @@ import TransactionStore
 
 /// Posts one risk evaluation per transaction to `{customHost}/v1/environments/{envId}/riskEvaluations`,
 /// the PingOne shape with `event.sdk.signals.data`, and returns the answer (JSON) to store with it.
-public struct RiskEvaluator: Sendable {
+package struct RiskEvaluator: Sendable {
     let client: HTTPClient
     let host: URL
     let envId: String
     let timeout: TimeAmount
 
-    public init(client: HTTPClient, host: URL, envId: String, timeoutSeconds: Double) {
+    package init(client: HTTPClient, host: URL, envId: String, timeoutSeconds: Double) {
         self.client = client
         self.host = host
         self.envId = envId
         timeout = .milliseconds(Int64(timeoutSeconds * 1000))
     }
 
-    public func evaluate(transactionId: String, signals: String) async -> String {
+    package func evaluate(transactionId: String, signals: String) async -> String {
         let url = host.appendingPathComponent("v1/environments").appendingPathComponent(envId).appendingPathComponent("riskEvaluations")
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .POST
@@ -57,19 +57,19 @@ public struct RiskEvaluator: Sendable {
 
 /// Asks for at most one risk evaluation per transaction, once its signals payload exists, even when its
 /// documents race; the answer is stored with the transaction.
-public actor RiskEvaluations {
+package actor RiskEvaluations {
     let evaluator: RiskEvaluator
     let store: any TransactionStore
     let logger: Logger
     private var asked: Set<String> = []
 
-    public init(evaluator: RiskEvaluator, store: any TransactionStore, logger: Logger) {
+    package init(evaluator: RiskEvaluator, store: any TransactionStore, logger: Logger) {
         self.evaluator = evaluator
         self.store = store
         self.logger = logger
     }
 
-    public func evaluateOnce(_ transactionId: String) async {
+    package func evaluateOnce(_ transactionId: String) async {
         guard !asked.contains(transactionId) else { return }
         let transaction: StoredTransaction?, state: ProtectState?
         do {

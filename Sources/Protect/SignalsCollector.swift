@@ -10,15 +10,15 @@ import VerifyModel
 /// Pausing follows the SDK: with `pauseBehavioralDataOnSuccess`, collection pauses when a transaction
 /// completes (and that transaction's record is frozen); with `resumeBehavioralDataOnStart`, it resumes
 /// when a new transaction starts.
-public actor SignalsCollector {
-    public let configuration: ProtectConfiguration
+package actor SignalsCollector {
+    package let configuration: ProtectConfiguration
     let store: any TransactionStore
     let channel: String
     let logger: Logger
     private var paused = false
     private var started: Set<String> = []
 
-    public init(configuration: ProtectConfiguration, store: any TransactionStore, channel: String, logger: Logger) {
+    package init(configuration: ProtectConfiguration, store: any TransactionStore, channel: String, logger: Logger) {
         self.configuration = configuration
         self.store = store
         self.channel = channel
@@ -29,24 +29,24 @@ public actor SignalsCollector {
 
     /// A document of the transaction was collected. The first one starts the transaction: resume, and
     /// make the payload now unless metadata is lazy.
-    public func documentArrived(_ transaction: StoredTransaction, capture: CaptureInfo, at time: Date) async {
+    package func documentArrived(_ transaction: StoredTransaction, capture: CaptureInfo, at time: Date) async {
         guard configuration.enabled else { return }
         if started.insert(transaction.id).inserted, configuration.resumeBehavioralDataOnStart { paused = false }
         await updateBehavior(transaction.id) { $0.arrival(at: time) }
         if !configuration.isLazyMetadata { _ = await payload(for: transaction, capture: capture, at: time) }
     }
 
-    public func retried(_ transactionId: String, times: Int) async {
+    package func retried(_ transactionId: String, times: Int) async {
         guard times > 0 else { return }
         await updateBehavior(transactionId) { $0.retries += times }
     }
 
-    public func decodeFailed(_ transactionId: String) async {
+    package func decodeFailed(_ transactionId: String) async {
         await updateBehavior(transactionId) { $0.failedDecodes += 1 }
     }
 
     /// The transaction may have completed: pause when configured to.
-    public func statusChanged(_ transaction: StoredTransaction) async {
+    package func statusChanged(_ transaction: StoredTransaction) async {
         guard collectsBehavior, configuration.pauseBehavioralDataOnSuccess,
             transaction.state.submissionStatus == .completed
         else { return }
@@ -59,7 +59,7 @@ public actor SignalsCollector {
 
     /// The transaction's payload: the stored one, or a new one made now and stored (the first stored wins).
     /// nil when Protect is disabled.
-    public func payload(for transaction: StoredTransaction, capture: CaptureInfo, at time: Date) async -> String? {
+    package func payload(for transaction: StoredTransaction, capture: CaptureInfo, at time: Date) async -> String? {
         guard configuration.enabled, let envId = configuration.envId else { return nil }
         if let signals = transaction.signals { return signals }
         let current: StoredTransaction?, state: ProtectState?

@@ -4,29 +4,29 @@ import ImageDecoding
 import VerifyModel
 
 /// What the documents of one transaction were captured with.
-public struct CaptureInfo: Sendable, Equatable {
-    public var camera: CameraInfo?
+package struct CaptureInfo: Sendable, Equatable {
+    package var camera: CameraInfo?
     /// Declared sizes of the transaction's images, e.g. `1000x630`.
-    public var imageSizes: [String] = []
+    package var imageSizes: [String] = []
 
-    public init(camera: CameraInfo? = nil, imageSizes: [String] = []) {
+    package init(camera: CameraInfo? = nil, imageSizes: [String] = []) {
         self.camera = camera
         self.imageSizes = imageSizes
     }
 }
 
 /// Where the documents came from: the device attributes of CONTRACT §5.
-public enum DeviceAttributes {
+package enum DeviceAttributes {
     /// Every attribute name `deviceAttributesToIgnore` can name.
-    public static let names = [
+    package static let names = [
         "channel", "os", "architecture", "hostname", "toolVersion", "cameraMake", "cameraModel",
         "cameraSoftware", "imageSizes"
     ]
 
-    public static let toolVersion = "0.5.0"
+    package static let toolVersion = "0.5.0"
 
     /// The attributes for a transaction, less the ignored ones. The host name is only ever present as a hash.
-    public static func collect(channel: String, capture: CaptureInfo, ignoring ignored: Set<String>) -> [String: String] {
+    package static func collect(channel: String, capture: CaptureInfo, ignoring ignored: Set<String>) -> [String: String] {
         var attributes: [String: String] = [
             "channel": channel,
             "os": hostOS,
@@ -61,17 +61,17 @@ public enum DeviceAttributes {
 }
 
 /// How the documents arrived: the behavioural data of CONTRACT §5, kept per transaction.
-public struct BehaviorRecord: Codable, Sendable, Equatable {
+package struct BehaviorRecord: Codable, Sendable, Equatable {
     /// When the first document arrived; arrivals are counted from it.
-    public var start: Date?
-    public var arrivalsMs: [Int] = []
-    public var gapsMs: [Int] = []
-    public var retries = 0
-    public var failedDecodes = 0
+    package var start: Date?
+    package var arrivalsMs: [Int] = []
+    package var gapsMs: [Int] = []
+    package var retries = 0
+    package var failedDecodes = 0
     /// Set when collection stopped for this transaction (pauseBehavioralDataOnSuccess).
-    public var paused = false
+    package var paused = false
 
-    public init() {}
+    package init() {}
 
     mutating func arrival(at time: Date) {
         let start = self.start ?? time
@@ -84,12 +84,12 @@ public struct BehaviorRecord: Codable, Sendable, Equatable {
 
 /// What Protect keeps per transaction, in the store's table for it: the behavioural data collected so far and
 /// the risk evaluation's answer.
-public struct ProtectState: Codable, Sendable, Equatable {
-    public var behavior: BehaviorRecord?
+package struct ProtectState: Codable, Sendable, Equatable {
+    package var behavior: BehaviorRecord?
     /// The risk evaluation host's answer (JSON, as it came), once asked.
-    public var riskEvaluation: String?
+    package var riskEvaluation: String?
 
-    public init(behavior: BehaviorRecord? = nil, riskEvaluation: String? = nil) {
+    package init(behavior: BehaviorRecord? = nil, riskEvaluation: String? = nil) {
         self.behavior = behavior
         self.riskEvaluation = riskEvaluation
     }
@@ -97,21 +97,21 @@ public struct ProtectState: Codable, Sendable, Equatable {
 
 /// The opaque `signals.data` string: base64 of a JSON document with the device attributes and the
 /// behavioural data known when it was made. It never holds document data.
-public struct SignalsPayload: Codable, Sendable, Equatable {
-    public var version = 1
-    public var envId: String
-    public var createdAt: String
-    public var device: [String: String]
-    public var behavior: BehaviorRecord?
+package struct SignalsPayload: Codable, Sendable, Equatable {
+    package var version = 1
+    package var envId: String
+    package var createdAt: String
+    package var device: [String: String]
+    package var behavior: BehaviorRecord?
 
-    public init(envId: String, createdAt: Date, device: [String: String], behavior: BehaviorRecord?) {
+    package init(envId: String, createdAt: Date, device: [String: String], behavior: BehaviorRecord?) {
         self.envId = envId
         self.createdAt = Timestamp.string(createdAt)
         self.device = device
         self.behavior = behavior
     }
 
-    public var data: String {
+    package var data: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
@@ -120,7 +120,7 @@ public struct SignalsPayload: Codable, Sendable, Equatable {
     }
 
     /// Reads `signals.data` back, for `status --signals`.
-    public init?(data: String) {
+    package init?(data: String) {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         // A payload that does not decode is not ours to show: nil, as for no payload.

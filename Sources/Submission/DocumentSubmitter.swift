@@ -3,19 +3,19 @@ import VerifyModel
 
 /// What is submitted for one document (CONTRACT §7's request body, plus what authenticates it), built from the
 /// data model alone: the submitter knows nothing of the store.
-public struct SubmissionRequest: Sendable {
-    public var documentId: String
-    public var transactionId: String
+package struct SubmissionRequest: Sendable {
+    package var documentId: String
+    package var transactionId: String
     /// The transaction's verification code: the Basic credentials when no bearer token is configured.
-    public var verificationCode: String
-    public var documentType: DocumentType
-    public var document: DocumentFields
+    package var verificationCode: String
+    package var documentType: DocumentType
+    package var document: DocumentFields
     /// The transaction's statuses as they stand when the document is sent.
-    public var state: TransactionState
+    package var state: TransactionState
     /// The transaction's Protect payload, sent unchanged with each of its documents.
-    public var signals: String?
+    package var signals: String?
 
-    public init(
+    package init(
         documentId: String, transactionId: String, verificationCode: String, documentType: DocumentType,
         document: DocumentFields, state: TransactionState, signals: String?
     ) {
@@ -30,13 +30,13 @@ public struct SubmissionRequest: Sendable {
 }
 
 /// How a submission ended, and after how many attempts.
-public enum SubmissionResult: Sendable, Equatable {
+package enum SubmissionResult: Sendable, Equatable {
     /// Accepted now, or already accepted before (HTTP 409).
     case accepted(attempts: Int)
     /// Failed for good: the document goes back to its policy status with this error.
     case failed(DocumentSubmissionError, attempts: Int)
 
-    public var attempts: Int {
+    package var attempts: Int {
         switch self {
         case .accepted(let attempts), .failed(_, let attempts): attempts
         }
@@ -44,17 +44,17 @@ public enum SubmissionResult: Sendable, Equatable {
 }
 
 /// Sends documents somewhere. The pipeline records the result in the store.
-public protocol DocumentSubmitter: Sendable {
+package protocol DocumentSubmitter: Sendable {
     /// Throws only when the calling task is cancelled before the submission ended: its outcome is then unknown
     /// and must not be recorded (a later run sends it again under the same idempotency key).
     func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult
 }
 
 /// The embedded default: the store's record of the submission is the submission.
-public struct LocalSubmitter: DocumentSubmitter {
-    public init() {}
+package struct LocalSubmitter: DocumentSubmitter {
+    package init() {}
 
-    public func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult {
+    package func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult {
         try Task.checkCancellation(as: CancellationError.self)
         return .accepted(attempts: 1)
     }

@@ -12,17 +12,17 @@ import VerifyModel
 /// `Idempotency-Key` that is the document id, so retries and re-runs can never create a second copy.
 /// 2xx (whatever the body) and 409 are accepted; 408, 429, 5xx, timeouts and dropped connections are retried with
 /// exponential backoff and jitter; a 3xx (redirects are never followed) and any other 4xx fail at once.
-public struct HTTPSubmitter: DocumentSubmitter {
-    public struct Configuration: Sendable {
-        public var endpoint: URL
+package struct HTTPSubmitter: DocumentSubmitter {
+    package struct Configuration: Sendable {
+        package var endpoint: URL
         /// From the environment variable the pipeline names; never logged.
-        public var bearerToken: String?
-        public var timeout: TimeAmount
-        public var maxAttempts: Int
-        public var initialBackoff: TimeAmount
-        public var maxBackoff: TimeAmount
+        package var bearerToken: String?
+        package var timeout: TimeAmount
+        package var maxAttempts: Int
+        package var initialBackoff: TimeAmount
+        package var maxBackoff: TimeAmount
 
-        public init(
+        package init(
             endpoint: URL, bearerToken: String?, timeoutSeconds: Double, maxAttempts: Int,
             initialBackoffMs: Int, maxBackoffMs: Int
         ) {
@@ -39,7 +39,7 @@ public struct HTTPSubmitter: DocumentSubmitter {
     let configuration: Configuration
     let logger: Logger
 
-    public init(client: HTTPClient, configuration: Configuration, logger: Logger) {
+    package init(client: HTTPClient, configuration: Configuration, logger: Logger) {
         self.client = client
         self.configuration = configuration
         self.logger = logger
@@ -61,7 +61,7 @@ public struct HTTPSubmitter: DocumentSubmitter {
         case reject(String)
     }
 
-    public func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult {
+    package func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult {
         let url = configuration.endpoint.appendingPathComponent("transactions")
             .appendingPathComponent(request.transactionId).appendingPathComponent("documents")
         var http = HTTPClientRequest(url: url.absoluteString)

@@ -6,7 +6,7 @@ import VerifyModel
 /// that neither tells anything about the content to whoever lacks the secret: trying candidate emails or phone numbers
 /// against an id shown by `serve`, `status`, a result or an Idempotency-Key finds nothing. Made once per store and
 /// never changed (ids stay stable across runs and processes); kept sealed under the data key in an encrypted store.
-public struct DocumentIdentity: @unchecked Sendable {  // SymmetricKey is immutable once made
+package struct DocumentIdentity: @unchecked Sendable {  // SymmetricKey is immutable once made
     let key: SymmetricKey
 
     static func generate() -> DocumentIdentity { DocumentIdentity(key: SymmetricKey(size: .bits256)) }
@@ -27,12 +27,12 @@ public struct DocumentIdentity: @unchecked Sendable {  // SymmetricKey is immuta
 
     /// A document's id from its transaction and the SHA-256 of its content (`contentDigest`, hex, never stored): the
     /// same input gives the same id in every run on this store, and another id on any other store.
-    public func documentId(transactionId: String, contentDigest: String) -> String {
+    package func documentId(transactionId: String, contentDigest: String) -> String {
         "doc-" + mac("id\n\(transactionId)\n\(contentDigest)").prefix(32)
     }
 
     /// The content hash the store keeps for a document.
-    public func contentHash(contentDigest: String) -> String {
+    package func contentHash(contentDigest: String) -> String {
         "hmac-sha256:" + mac("content\n\(contentDigest)")
     }
 

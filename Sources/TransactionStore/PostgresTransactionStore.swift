@@ -10,7 +10,7 @@ import VerifyModel
 ///
 /// The client's connection pool must be running: use `StoreLocation.withStore`, which runs it for the
 /// duration of its body.
-public final class PostgresTransactionStore: TransactionStore {
+package final class PostgresTransactionStore: TransactionStore {
     let database: StoreDatabase
     var logger: Logger { database.logger }
     private let turns = TransactionTurns()
@@ -19,12 +19,12 @@ public final class PostgresTransactionStore: TransactionStore {
     /// How values are sealed, and the data key as the store keeps it wrapped (nil in clear).
     private let keys: Mutex<(sealing: StoreSealing, wrapped: String?)>
     var sealing: StoreSealing { keys.withLock { $0.sealing } }
-    public var isEncrypted: Bool { sealing.isSealed }
+    package var isEncrypted: Bool { sealing.isSealed }
     /// Nil only for a database an earlier version wrote, opened by a command that does not migrate: it names no
     /// document.
     private let identity: DocumentIdentity?
 
-    public func documentIdentity() throws(StoreError) -> DocumentIdentity {
+    package func documentIdentity() throws(StoreError) -> DocumentIdentity {
         guard let identity else {
             throw .cannotOpen(
                 "\(database.location) was written by an earlier version: open it once with a command that writes (run, worker, enqueue) to migrate it"
@@ -353,35 +353,35 @@ public final class PostgresTransactionStore: TransactionStore {
 
     // MARK: - TransactionStore
 
-    public func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
+    package func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
         try await core.openTransaction(new)
     }
 
-    public func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
+    package func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
         try await core.collect(document, at: time)
     }
 
-    public func apply(
+    package func apply(
         _ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
         at time: Date
     ) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
         try await core.apply(event, to: type, of: transactionId, reason: reason, at: time)
     }
 
-    public func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
+    package func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
         -> (StoredTransaction, [TransitionRecord])?
     {
         try await core.endInput(of: transactionId, reason: reason, at: time)
     }
 
-    public func recordSubmission(
+    package func recordSubmission(
         documentId: String, outcome: SubmissionOutcome, error: String?,
         at time: Date
     ) async throws(StoreError) -> SubmissionRecord {
         try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)
     }
 
-    public func finishSubmission(
+    package func finishSubmission(
         documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
         error: String?, at time: Date
     ) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
@@ -390,7 +390,7 @@ public final class PostgresTransactionStore: TransactionStore {
             error: error, at: time)
     }
 
-    public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
+    package func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
         try await withConnection { connection in
             try await Self.submission(connection, documentId, logger: self.logger)
         }
@@ -399,7 +399,7 @@ public final class PostgresTransactionStore: TransactionStore {
     /// One statement: the claim is taken, or renewed, unless the submission was accepted or another owner's claim has
     /// not expired; when it is not taken, one read says why. The upsert locks the row it did not update, so that read
     /// sees what the upsert saw.
-    public func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError)
+    package func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError)
         -> SubmissionClaim
     {
         let logger = logger
@@ -427,7 +427,7 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
-    public func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
+    package func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
         let logger = logger
         try await database.transaction { connection in
             try await connection.query(
@@ -442,7 +442,7 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
-    public func document(id: String) async throws(StoreError) -> DocumentRecord? {
+    package func document(id: String) async throws(StoreError) -> DocumentRecord? {
         let sealing = sealing
         return try await withConnection { connection in
             for try await (id, transactionId, type, fields, source, hash, created) in try await connection.query(
@@ -459,15 +459,15 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
-    public func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
+    package func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
         try await withConnection { connection in try await self.read(connection, transaction: id, document: nil)?.transaction }
     }
 
-    public func latestKnown(id: String) async throws(StoreError) -> StoredTransaction? {
+    package func latestKnown(id: String) async throws(StoreError) -> StoredTransaction? {
         try await core.latestKnown(id)
     }
 
-    public func report(id: String) async throws(StoreError) -> TransactionReport? {
+    package func report(id: String) async throws(StoreError) -> TransactionReport? {
         let sealing = sealing
         return try await withConnection { connection in
             guard let transaction = try await self.read(connection, transaction: id, document: nil)?.transaction else { return nil }
@@ -507,7 +507,7 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
-    public func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
+    package func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
         try await withConnection { connection in
             try await connection.query(
                 """
@@ -517,7 +517,7 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
-    public func transactions(
+    package func transactions(
         status: DocumentSubmissionStatus?, search: String?, limit: Int,
         after cursor: TransactionCursor?
     ) async throws(StoreError) -> TransactionPage {
@@ -551,7 +551,7 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
-    public func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {
+    package func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {
         try await withConnection { connection in
             var counts: [DocumentSubmissionStatus: Int] = [:]
             for try await (status, count) in try await connection.query(
@@ -569,7 +569,7 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
-    public func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
+    package func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
         let sealing = sealing
         return try await withConnection { connection in
             var rows: [(String, String, Date, Date, Date?)] = []
@@ -607,7 +607,7 @@ public final class PostgresTransactionStore: TransactionStore {
         }
     }
 
-    public func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
+    package func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
         let sealing = sealing
         let sealed = try sealing.seal(signals, .signals, row: transactionId)
         let stored = try await transaction { connection in
@@ -626,7 +626,7 @@ public final class PostgresTransactionStore: TransactionStore {
         return try sealing.open(stored, .signals, row: transactionId)
     }
 
-    public func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State? {
+    package func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State? {
         let sealing = sealing
         let text = try await withConnection { connection -> String? in
             for try await state in try await connection.query(
@@ -639,7 +639,7 @@ public final class PostgresTransactionStore: TransactionStore {
         return try text.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId) }
     }
 
-    public func updateProtectState<State: Codable & Sendable>(
+    package func updateProtectState<State: Codable & Sendable>(
         of transactionId: String, as type: State.Type,
         _ transform: @escaping @Sendable (State?) -> State?
     ) async throws(StoreError) -> State? {
@@ -676,7 +676,7 @@ public final class PostgresTransactionStore: TransactionStore {
 
     // MARK: - Identity data at rest
 
-    public func purge(_ retention: Retention, at time: Date, dryRun: Bool) async throws(StoreError) -> PurgeOutcome {
+    package func purge(_ retention: Retention, at time: Date, dryRun: Bool) async throws(StoreError) -> PurgeOutcome {
         guard retention.mode != .none else { return PurgeOutcome(transactions: [], documents: 0) }
         let logger = logger, cutoff = time.addingTimeInterval(-retention.maxAge), reason = retention.reason
         let byCount = retention.byCount, byAge = retention.byAge, keep = retention.keep
@@ -726,7 +726,7 @@ public final class PostgresTransactionStore: TransactionStore {
         return outcome
     }
 
-    public func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
+    package func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
         let dataKey = DataKey.generate()
         let sealing = StoreSealing.sealed(dataKey), wrapped = try key.wrap(dataKey)
         let logger = logger, location = database.location
@@ -745,7 +745,7 @@ public final class PostgresTransactionStore: TransactionStore {
         return sealed
     }
 
-    public func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
+    package func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
         let (sealing, old) = keys.withLock { $0 }
         let location = database.location, logger = logger
         guard sealing.isSealed, let old else {

@@ -6,8 +6,8 @@ import VerifyModel
 
 /// The embedded store: one SQLite file in WAL mode through one GRDB `DatabasePool`.
 /// Writes are serialised by the pool, so a read-modify-write inside one `write { }` cannot lose an update.
-public final class SQLiteTransactionStore: TransactionStore {
-    public let path: String
+package final class SQLiteTransactionStore: TransactionStore {
+    package let path: String
     private let pool: DatabasePool
     private let turns = TransactionTurns()
     private let recent = RecentTransactions()
@@ -16,9 +16,9 @@ public final class SQLiteTransactionStore: TransactionStore {
     /// change them.
     private let keys: Mutex<(sealing: StoreSealing, wrapped: String?)>
     var sealing: StoreSealing { keys.withLock { $0.sealing } }
-    public var isEncrypted: Bool { sealing.isSealed }
+    package var isEncrypted: Bool { sealing.isSealed }
     private let identity: DocumentIdentity
-    public func documentIdentity() throws(StoreError) -> DocumentIdentity { identity }
+    package func documentIdentity() throws(StoreError) -> DocumentIdentity { identity }
 
     /// Opens the store at `path`, creating it (mode 0600) when `create` is true. Migrations run on open, then the data
     /// key is unwrapped with `encryption`'s key (or made, for a new store that requires encryption). An existing
@@ -26,7 +26,7 @@ public final class SQLiteTransactionStore: TransactionStore {
     ///
     /// `readOnly` (commands that only read) migrates nothing: a store that misses migrations of this version is
     /// refused, naming how to bring it up to date.
-    public init(
+    package init(
         path: String, create: Bool = true, readOnly: Bool = false, encryption: StoreEncryption = .ifEncrypted(nil),
         logger: Logger = Logger(label: "verify-pipeline.store")
     ) throws(StoreError) {
@@ -420,35 +420,35 @@ public final class SQLiteTransactionStore: TransactionStore {
 
     // MARK: - TransactionStore
 
-    public func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
+    package func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
         try await core.openTransaction(new)
     }
 
-    public func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
+    package func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
         try await core.collect(document, at: time)
     }
 
-    public func apply(
+    package func apply(
         _ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
         at time: Date
     ) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
         try await core.apply(event, to: type, of: transactionId, reason: reason, at: time)
     }
 
-    public func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
+    package func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
         -> (StoredTransaction, [TransitionRecord])?
     {
         try await core.endInput(of: transactionId, reason: reason, at: time)
     }
 
-    public func recordSubmission(
+    package func recordSubmission(
         documentId: String, outcome: SubmissionOutcome, error: String?,
         at time: Date
     ) async throws(StoreError) -> SubmissionRecord {
         try await core.recordSubmission(documentId: documentId, outcome: outcome, error: error, at: time)
     }
 
-    public func finishSubmission(
+    package func finishSubmission(
         documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
         error: String?, at time: Date
     ) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
@@ -457,7 +457,7 @@ public final class SQLiteTransactionStore: TransactionStore {
             error: error, at: time)
     }
 
-    public func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
+    package func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
         let sealing = sealing
         let sealed = try sealing.seal(signals, .signals, row: transactionId)
         let stored = try await write { db in
@@ -472,12 +472,12 @@ public final class SQLiteTransactionStore: TransactionStore {
         return try sealing.open(stored, .signals, row: transactionId)
     }
 
-    public func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State? {
+    package func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State? {
         let text = try await read { db in try ProtectStateRow.fetchOne(db, key: transactionId)?.state }
         return try text.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId) }
     }
 
-    public func updateProtectState<State: Codable & Sendable>(
+    package func updateProtectState<State: Codable & Sendable>(
         of transactionId: String, as type: State.Type,
         _ transform: @escaping @Sendable (State?) -> State?
     ) async throws(StoreError) -> State? {
@@ -500,11 +500,11 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    public func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
+    package func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
         try await read { db in try SubmissionRow.fetchOne(db.cachedStatement(sql: HotPath.submission), arguments: [documentId]).map(Self.record) }
     }
 
-    public func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError)
+    package func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError)
         -> SubmissionClaim
     {
         try await write { db in
@@ -522,7 +522,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    public func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
+    package func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
         try await write { db in
             try db.execute(
                 sql: "DELETE FROM submissions WHERE documentId = ? AND claimOwner = ? AND attempts = 0 AND outcome = 'PENDING'",
@@ -533,7 +533,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    public func document(id: String) async throws(StoreError) -> DocumentRecord? {
+    package func document(id: String) async throws(StoreError) -> DocumentRecord? {
         let sealing = sealing
         return try await read { db in
             guard let row = try DocumentRow.fetchOne(db, key: id) else { return nil }
@@ -544,16 +544,16 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    public func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
+    package func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
         let sealing = sealing
         return try await read { db in try Self.read(db, id, sealing)?.transaction }
     }
 
-    public func latestKnown(id: String) async throws(StoreError) -> StoredTransaction? {
+    package func latestKnown(id: String) async throws(StoreError) -> StoredTransaction? {
         try await core.latestKnown(id)
     }
 
-    public func report(id: String) async throws(StoreError) -> TransactionReport? {
+    package func report(id: String) async throws(StoreError) -> TransactionReport? {
         let sealing = sealing
         return try await read { db in
             guard let transaction = try Self.read(db, id, sealing)?.transaction else { return nil }
@@ -574,7 +574,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    public func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
+    package func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
         let sealing = sealing
         return try await read { db in
             var request = TransactionRow.order(Column("updatedAt").desc, Column("id"))
@@ -610,7 +610,7 @@ public final class SQLiteTransactionStore: TransactionStore {
             parts.minute!, parts.second!, Int(milliseconds % 1000))
     }
 
-    public func transactions(
+    package func transactions(
         status: DocumentSubmissionStatus?, search: String?, limit: Int,
         after cursor: TransactionCursor?
     ) async throws(StoreError) -> TransactionPage {
@@ -636,7 +636,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    public func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {
+    package func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {
         try await read { db in
             var counts: [DocumentSubmissionStatus: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT submissionStatus, count(*) FROM transactions GROUP BY submissionStatus") {
@@ -652,7 +652,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         }
     }
 
-    public func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
+    package func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
         try await read { db in
             // In slices: SQLite limits the number of bound values in one statement.
             try stride(from: 0, to: ids.count, by: 500).reduce(0) { total, start in
@@ -666,7 +666,7 @@ public final class SQLiteTransactionStore: TransactionStore {
 
     // MARK: - Identity data at rest
 
-    public func purge(_ retention: Retention, at time: Date, dryRun: Bool) async throws(StoreError) -> PurgeOutcome {
+    package func purge(_ retention: Retention, at time: Date, dryRun: Bool) async throws(StoreError) -> PurgeOutcome {
         guard retention.mode != .none else { return PurgeOutcome(transactions: [], documents: 0) }
         let select = Self.purgeSelection(retention, at: time)
         let outcome = try await write { db in
@@ -717,7 +717,7 @@ public final class SQLiteTransactionStore: TransactionStore {
             """
     }
 
-    public func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
+    package func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
         let dataKey = DataKey.generate()
         let sealing = StoreSealing.sealed(dataKey), wrapped = try key.wrap(dataKey), location = path
         let sealed = try await write { db in
@@ -733,7 +733,7 @@ public final class SQLiteTransactionStore: TransactionStore {
         return sealed
     }
 
-    public func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
+    package func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
         let (sealing, old) = keys.withLock { $0 }
         guard sealing.isSealed, let old else { throw .cannotOpen("\(path) is not encrypted: encrypt it with `verify-pipeline store encrypt`") }
         let dataKey = DataKey.generate()
@@ -802,7 +802,7 @@ public final class SQLiteTransactionStore: TransactionStore {
     }
 
     /// Runs `PRAGMA integrity_check`; "ok" when the file is sound.
-    public func integrityCheck() async throws(StoreError) -> String {
+    package func integrityCheck() async throws(StoreError) -> String {
         try await read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
     }
 

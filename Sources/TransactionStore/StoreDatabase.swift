@@ -5,16 +5,16 @@ import PostgresNIO
 /// A PostgreSQL database with a running connection pool, shared by the parts that keep their tables in it (the
 /// transaction store, the work queue): connections and transactions with errors turned into `StoreError`, and
 /// named migrations, each part with a ledger of its own.
-public struct StoreDatabase: Sendable {
-    public let client: PostgresClient
-    public let logger: Logger
+package struct StoreDatabase: Sendable {
+    package let client: PostgresClient
+    package let logger: Logger
     /// The database's URL without its password, for messages.
-    public let location: String
+    package let location: String
 
     /// Every ledger's migrations run under this one advisory lock: processes that start together take turns.
     static let migrationLock: Int64 = 7_362_811
 
-    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
+    package func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
         do {
             return try await client.withConnection { connection in try await body(connection) }
         } catch {
@@ -23,7 +23,7 @@ public struct StoreDatabase: Sendable {
     }
 
     /// `body` in one database transaction, committed when it returns, rolled back when it throws.
-    public func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
+    package func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
         do {
             return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
         } catch {
@@ -35,7 +35,7 @@ public struct StoreDatabase: Sendable {
     /// ledger holds a migration this version does not know (nor lists in `retired`) was written by a newer one.
     /// `adoptingFrom` names the ledger that recorded these migrations before they moved to this one: a migration
     /// found there is recorded here, not applied again.
-    public func migrate(
+    package func migrate(
         ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [],
         adoptingFrom previous: String? = nil
     ) async throws(StoreError) {
@@ -70,7 +70,7 @@ public struct StoreDatabase: Sendable {
     /// For commands that open an existing store: the ledger must exist and hold nothing this version does not know;
     /// with `complete`, for commands that only read, every migration of this version must be applied too (they do
     /// not migrate, and an older schema would fail them query by query).
-    public func requireMigrations(
+    package func requireMigrations(
         ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [], complete: Bool = false
     ) async throws(StoreError) {
         let logger = logger
@@ -97,7 +97,7 @@ public struct StoreDatabase: Sendable {
     }
 
     /// The server's message only: PostgresNIO's error descriptions quote the query and could quote document data.
-    public static func storeError(_ error: any Error) -> StoreError {
+    package static func storeError(_ error: any Error) -> StoreError {
         if let error = error as? StoreError { return error }
         if let error = error as? PostgresTransactionError {
             if let inner = error.closureError { return storeError(inner) }

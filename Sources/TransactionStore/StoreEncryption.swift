@@ -4,16 +4,16 @@ import VerifyModel
 
 /// The key-encryption key: 256 bits from an environment variable (base64 or hex), never from a file or an argument.
 /// It does one thing: wrap the store's data key, which seals the values.
-public struct KeyEncryptionKey: @unchecked Sendable {  // SymmetricKey is immutable once made
+package struct KeyEncryptionKey: @unchecked Sendable {  // SymmetricKey is immutable once made
     let key: SymmetricKey
     /// The variable it was read from, for messages.
-    public let variable: String
+    package let variable: String
 
     /// The variable commands read when the pipeline file names none (`store.encryption.keyEnv`).
-    public static let defaultVariable = "VERIFY_PIPELINE_STORE_KEY"
+    package static let defaultVariable = "VERIFY_PIPELINE_STORE_KEY"
 
     /// The key in `variable`; nil when the variable is unset or empty; an error when it holds no 256-bit key.
-    public static func from(variable: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+    package static func from(variable: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(StoreError) -> KeyEncryptionKey?
     {
         guard let text = environment[variable]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }
@@ -28,7 +28,7 @@ public struct KeyEncryptionKey: @unchecked Sendable {  // SymmetricKey is immuta
         return KeyEncryptionKey(key: SymmetricKey(data: bytes), variable: variable)
     }
 
-    public func isSameKey(as other: KeyEncryptionKey) -> Bool { key == other.key }
+    package func isSameKey(as other: KeyEncryptionKey) -> Bool { key == other.key }
 
     /// The data key sealed under this key: what the store keeps.
     func wrap(_ dataKey: DataKey) throws(StoreError) -> String {
@@ -52,7 +52,7 @@ public struct KeyEncryptionKey: @unchecked Sendable {  // SymmetricKey is immuta
 }
 
 /// What a command brings to open a store with.
-public enum StoreEncryption: Sendable {
+package enum StoreEncryption: Sendable {
     /// Everything written is sealed: a new store is encrypted with a new data key; a store already holding
     /// transactions in clear is refused (`verify-pipeline store encrypt` converts it).
     case required(KeyEncryptionKey)
@@ -68,14 +68,14 @@ public enum StoreEncryption: Sendable {
 }
 
 /// The store's data key (AES-256-GCM), unwrapped: it seals each value bound to its place.
-public struct DataKey: @unchecked Sendable {  // SymmetricKey is immutable once made
+package struct DataKey: @unchecked Sendable {  // SymmetricKey is immutable once made
     let key: SymmetricKey
 
     static func generate() -> DataKey { DataKey(key: SymmetricKey(size: .bits256)) }
 }
 
 /// A column whose values are identity data: sealed in an encrypted store.
-public enum SealedColumn: String, Sendable {
+package enum SealedColumn: String, Sendable {
     case documentFields = "documents.fields"
     case verificationCode = "transactions.verificationCode"
     case signals = "transactions.signals"
@@ -89,15 +89,15 @@ public enum SealedColumn: String, Sendable {
 /// Whether a store seals its values, and the sealing and opening itself. A sealed value is `$vp1$` and the base64 of
 /// AES-256-GCM's nonce, ciphertext and tag; its associated data names its column and its row, so that a value copied
 /// to another row or column does not open, and neither does one with any byte changed.
-public enum StoreSealing: Sendable {
+package enum StoreSealing: Sendable {
     case clear
     case sealed(DataKey)
 
     static let prefix = "$vp1$"
 
-    public var isSealed: Bool { if case .sealed = self { true } else { false } }
+    package var isSealed: Bool { if case .sealed = self { true } else { false } }
 
-    public func seal(_ text: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
+    package func seal(_ text: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
         guard case .sealed(let dataKey) = self else { return text }
         do {
             let box = try AES.GCM.seal(Data(text.utf8), using: dataKey.key, authenticating: Self.place(column, row))
@@ -108,7 +108,7 @@ public enum StoreSealing: Sendable {
     }
 
     /// The value as written: in a sealed store, every value must open under the data key at its own place.
-    public func open(_ stored: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
+    package func open(_ stored: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
         guard case .sealed(let dataKey) = self else { return stored }
         let text = stored.dropFirst(Self.prefix.count)
         // Canonical base64 only: a changed padding bit must not decode to the same bytes.
@@ -164,7 +164,7 @@ public enum StoreSealing: Sendable {
 }
 
 /// Whether a transaction's identity data is in the store, and how (`status` shows it).
-public enum DataState: String, Sendable, Codable {
+package enum DataState: String, Sendable, Codable {
     /// In clear: the store is not encrypted.
     case present
     case sealed

@@ -5,16 +5,16 @@ import NIOSSL
 import PostgresNIO
 
 /// Where the store lives, from `--store URL` or `VERIFY_PIPELINE_STORE`.
-public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
+package enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     case sqlite(path: String)
     /// The password comes from the URL or from `PGPASSWORD`; it is never part of `description`.
     case postgres(PostgresLocation)
 
-    public static let environmentVariable = "VERIFY_PIPELINE_STORE"
-    public static let defaultLocation = StoreLocation.sqlite(path: "./verify-pipeline.sqlite")
+    package static let environmentVariable = "VERIFY_PIPELINE_STORE"
+    package static let defaultLocation = StoreLocation.sqlite(path: "./verify-pipeline.sqlite")
 
     /// `sqlite:PATH`, `sqlite://PATH`, a plain path, or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`.
-    public init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) {
+    package init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) {
         let text = text.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { throw .cannotOpen("the store location is empty") }
         if text.hasPrefix("sqlite://") {
@@ -31,7 +31,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The `--store` value if given, else the environment's, else `./verify-pipeline.sqlite`.
-    public static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError)
+    package static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError)
         -> StoreLocation
     {
         if let option { return try StoreLocation(parsing: option, environment: environment) }
@@ -43,7 +43,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// unwrapped with `encryption`'s key. `create` is false for commands that open an existing store: a missing store
     /// is then an error, not a new empty one. `readOnly` (commands that only read) opens only a store whose schema is
     /// this version's, migrating nothing; the others bring an older schema up to date.
-    public func withStore<T: Sendable>(
+    package func withStore<T: Sendable>(
         create: Bool, readOnly: Bool = false, encryption: StoreEncryption = .ifEncrypted(nil),
         logger: Logger = Logger(label: "verify-pipeline.store"),
         _ body: @escaping @Sendable (any TransactionStore) async throws -> T
@@ -60,7 +60,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// Opens a PostgreSQL store for the duration of `body`, with its database and how it seals values, for the parts
     /// that keep their own tables beside it (the work queue). Other stores are refused with `requirement`, which says why PostgreSQL is
     /// needed.
-    public func withPostgres<T: Sendable>(
+    package func withPostgres<T: Sendable>(
         create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
         logger: Logger = Logger(label: "verify-pipeline.store"), requirement: String,
         _ body: @escaping @Sendable (any TransactionStore, StoreDatabase, StoreSealing) async throws -> T
@@ -71,7 +71,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .sqlite(let path): "sqlite:\(path)"
         case .postgres(let location): location.description
@@ -83,21 +83,21 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
 /// `sslmode` (`disable`, `prefer` — the default —, `require`, `verify-ca`, `verify-full`) and `sslrootcert` (the CA
 /// for the verify modes; the system's roots without it), and `connectTimeoutSeconds` (or libpq's `connect_timeout`,
 /// 1 to 600, default 10).
-public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
-    public enum SSLMode: String, Sendable, CaseIterable {
+package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
+    package enum SSLMode: String, Sendable, CaseIterable {
         case disable, prefer, require
         case verifyCA = "verify-ca"
         case verifyFull = "verify-full"
     }
 
-    public var host: String
-    public var port: Int
-    public var user: String
-    public var database: String
+    package var host: String
+    package var port: Int
+    package var user: String
+    package var database: String
     var password: String?
-    public var sslMode = SSLMode.prefer
-    public var rootCertificate: String?
-    public var connectTimeoutSeconds = 10
+    package var sslMode = SSLMode.prefer
+    package var rootCertificate: String?
+    package var connectTimeoutSeconds = 10
 
     init(parsing text: String, environment: [String: String]) throws(StoreError) {
         guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty,
@@ -155,7 +155,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         return tls
     }
 
-    public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
+    package var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
     func withPostgresStore<T: Sendable>(
         create: Bool, readOnly: Bool = false, encryption: StoreEncryption, logger: Logger,

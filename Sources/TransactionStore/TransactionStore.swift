@@ -2,36 +2,36 @@ import Foundation
 import VerifyModel
 
 /// A transaction as the store keeps it.
-public struct StoredTransaction: Sendable, Equatable {
-    public var id: String
-    public var verificationCode: String
-    public var envId: String?
-    public var state: TransactionState
-    public var createdAt: Date
-    public var updatedAt: Date
+package struct StoredTransaction: Sendable, Equatable {
+    package var id: String
+    package var verificationCode: String
+    package var envId: String?
+    package var state: TransactionState
+    package var createdAt: Date
+    package var updatedAt: Date
     /// The Protect signals payload shared by every submission of the transaction (CONTRACT §5).
-    public var signals: String?
+    package var signals: String?
     /// Bumped by every status change: a write names the version it was decided on, and is refused when the row
     /// has moved on.
-    public var version: Int64
+    package var version: Int64
     /// When the retention policy purged its identity data (its verification code is then empty); nil while it has it.
-    public var purgedAt: Date? = nil
+    package var purgedAt: Date? = nil
 
-    public var policy: [DocumentType: DocumentRequirement] { state.policy }
-    public var expiresAt: Date { state.expiresAt }
+    package var policy: [DocumentType: DocumentRequirement] { state.policy }
+    package var expiresAt: Date { state.expiresAt }
 }
 
 /// What the first document of a transaction creates.
-public struct NewTransaction: Sendable, Equatable {
-    public var id: String
-    public var verificationCode: String
-    public var envId: String?
-    public var policy: [DocumentType: DocumentRequirement]
-    public var createdAt: Date
-    public var expiresAt: Date
-    public var signals: String?
+package struct NewTransaction: Sendable, Equatable {
+    package var id: String
+    package var verificationCode: String
+    package var envId: String?
+    package var policy: [DocumentType: DocumentRequirement]
+    package var createdAt: Date
+    package var expiresAt: Date
+    package var signals: String?
 
-    public init(
+    package init(
         id: String, verificationCode: String, envId: String? = nil, policy: [DocumentType: DocumentRequirement],
         createdAt: Date, expiresAt: Date, signals: String? = nil
     ) {
@@ -46,18 +46,18 @@ public struct NewTransaction: Sendable, Equatable {
 }
 
 /// A captured and parsed document.
-public struct DocumentRecord: Sendable, Equatable {
+package struct DocumentRecord: Sendable, Equatable {
     /// Stable across re-runs of the same input: derived from the transaction and the content.
-    public var id: String
-    public var transactionId: String
-    public var type: DocumentType
-    public var fields: DocumentFields
+    package var id: String
+    package var transactionId: String
+    package var type: DocumentType
+    package var fields: DocumentFields
     /// Where it came from (a path, or a stream line's id); never personal data.
-    public var source: String
-    public var contentHash: String
-    public var createdAt: Date
+    package var source: String
+    package var contentHash: String
+    package var createdAt: Date
 
-    public init(
+    package init(
         id: String, transactionId: String, type: DocumentType, fields: DocumentFields, source: String,
         contentHash: String, createdAt: Date
     ) {
@@ -72,35 +72,35 @@ public struct DocumentRecord: Sendable, Equatable {
 }
 
 /// One row of a transaction's append-only history.
-public struct TransitionRecord: Sendable, Equatable, Codable {
-    public var sequence: Int64
-    public var transactionId: String
+package struct TransitionRecord: Sendable, Equatable, Codable {
+    package var sequence: Int64
+    package var transactionId: String
     /// nil for a move of the transaction itself.
-    public var documentType: DocumentType?
-    public var from: String
-    public var to: String
-    public var at: Date
-    public var reason: String
+    package var documentType: DocumentType?
+    package var from: String
+    package var to: String
+    package var at: Date
+    package var reason: String
 }
 
-public enum SubmissionOutcome: String, Sendable, Codable, CaseIterable {
+package enum SubmissionOutcome: String, Sendable, Codable, CaseIterable {
     case pending = "PENDING"
     case accepted = "ACCEPTED"
     case failed = "FAILED"
 }
 
 /// The submission of one document: how often it was tried and how it ended.
-public struct SubmissionRecord: Sendable, Equatable, Codable {
-    public var documentId: String
-    public var attempts: Int
-    public var outcome: SubmissionOutcome
-    public var error: String?
-    public var updatedAt: Date
+package struct SubmissionRecord: Sendable, Equatable, Codable {
+    package var documentId: String
+    package var attempts: Int
+    package var outcome: SubmissionOutcome
+    package var error: String?
+    package var updatedAt: Date
 }
 
 /// Who sends a document (CONTRACT §8): a submission is claimed in the store before it is sent, so that any number of
 /// processes on one store send it once.
-public enum SubmissionClaim: Sendable, Equatable {
+package enum SubmissionClaim: Sendable, Equatable {
     /// The claimant holds it until the claim's expiry: send, then finish the submission (which ends the claim).
     /// `attempts`: the submission's finished attempts so far, by any process.
     case claimed(attempts: Int)
@@ -112,41 +112,41 @@ public enum SubmissionClaim: Sendable, Equatable {
 }
 
 /// A line of the transaction list.
-public struct TransactionSummary: Sendable, Equatable, Codable {
-    public var id: String
-    public var status: DocumentSubmissionStatus
-    public var documents: [DocumentType: DocumentStatus]
-    public var updatedAt: Date
-    public var expiresAt: Date
-    public var data: DataState
+package struct TransactionSummary: Sendable, Equatable, Codable {
+    package var id: String
+    package var status: DocumentSubmissionStatus
+    package var documents: [DocumentType: DocumentStatus]
+    package var updatedAt: Date
+    package var expiresAt: Date
+    package var data: DataState
 }
 
 /// Everything `verify-pipeline status ID` shows. Document fields are left out: they are personal data.
-public struct TransactionReport: Sendable, Equatable {
-    public struct Document: Sendable, Equatable {
-        public var id: String
-        public var type: DocumentType
-        public var source: String
-        public var keys: [DocumentKey]
-        public var submission: SubmissionRecord?
+package struct TransactionReport: Sendable, Equatable {
+    package struct Document: Sendable, Equatable {
+        package var id: String
+        package var type: DocumentType
+        package var source: String
+        package var keys: [DocumentKey]
+        package var submission: SubmissionRecord?
     }
 
-    public var transaction: StoredTransaction
-    public var documents: [Document]
-    public var history: [TransitionRecord]
+    package var transaction: StoredTransaction
+    package var documents: [Document]
+    package var history: [TransitionRecord]
     /// Whether the transaction's identity data is in the store in clear, sealed, or purged.
-    public var data: DataState
+    package var data: DataState
 }
 
 /// How `collect` went.
-public enum CollectOutcome: Sendable, Equatable {
+package enum CollectOutcome: Sendable, Equatable {
     /// The document was new: it was stored and these transitions applied.
     case collected(StoredTransaction, [TransitionRecord])
     /// A document with this id was recorded before: nothing changed.
     case alreadyRecorded(StoredTransaction)
 }
 
-public enum StoreError: CodedError, Equatable, CustomStringConvertible {
+package enum StoreError: CodedError, Equatable, CustomStringConvertible {
     /// The model refused the move; nothing was written.
     case transition(TransitionError)
     case unknownTransaction(String)
@@ -171,7 +171,7 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
     /// The retention policy purged the transaction's data: it takes no more documents.
     case purged(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .transition(let error): error.description
         case .unknownTransaction(let id): "no transaction '\(id)' in the store"
@@ -187,7 +187,7 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
     }
 
     /// The spec's code when the failure belongs to one document.
-    public var failureCode: FailureCode {
+    package var failureCode: FailureCode {
         switch self {
         case .transition(let error): error.failureCode
         case .unknownTransaction, .verificationCodeMismatch, .purged: .document(.initiateDocumentTransactionError)
@@ -195,13 +195,13 @@ public enum StoreError: CodedError, Equatable, CustomStringConvertible {
         }
     }
 
-    public var message: String { description }
+    package var message: String { description }
 }
 
 /// Where transactions, documents, their status history and submissions live, durable across crashes.
 /// Every status change goes through `TransactionState.applying` and is written with its history rows in one
 /// database transaction. SQLite is the embedded default; the protocol leaves room for a shared server store.
-public protocol TransactionStore: Sendable {
+package protocol TransactionStore: Sendable {
     /// Creates the transaction, or returns it unchanged when it exists with the same verification code; another
     /// code is refused (`verificationCodeMismatch`).
     func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction
@@ -285,35 +285,35 @@ public protocol TransactionStore: Sendable {
 }
 
 /// Where a page of the transaction list ends: its last transaction's update time and id.
-public struct TransactionCursor: Sendable, Equatable {
+package struct TransactionCursor: Sendable, Equatable {
     /// The last row's time, to the microsecond a store keeps (PostgreSQL keeps microseconds; a cursor in
     /// milliseconds skipped and repeated rows there).
-    public var time: BoundedTime
-    public var id: String
+    package var time: BoundedTime
+    package var id: String
 
-    public var updatedAt: Date { time.date }
+    package var updatedAt: Date { time.date }
 
-    public init(time: BoundedTime, id: String) {
+    package init(time: BoundedTime, id: String) {
         self.time = time
         self.id = id
     }
 
     /// A row's time; times outside `BoundedTime` (which no store writes) are clamped to its ends.
-    public init(updatedAt: Date, id: String) {
+    package init(updatedAt: Date, id: String) {
         let microseconds = updatedAt.timeIntervalSince1970 * 1_000_000
         let clamped = microseconds.isFinite ? min(max(microseconds.rounded(), 0), Double(BoundedTime.microsecondRange.upperBound)) : 0
         self.init(time: BoundedTime(microseconds: Int64(clamped))!, id: id)
     }
 
     /// As an API passes it (`after=`): `u`, microseconds since 1970, `|` and the id, base64url.
-    public var text: String {
+    package var text: String {
         Data("u\(time.microseconds)|\(id)".utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
     /// Any text a client sends: nil unless it is a cursor whose time `BoundedTime` holds (earlier releases' cursors,
     /// in milliseconds without the `u`, are read too).
-    public init?(text: String) {
+    package init?(text: String) {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard text.count <= 512, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
@@ -332,31 +332,31 @@ public struct TransactionCursor: Sendable, Equatable {
 }
 
 /// One page of the transaction list, and where the next one starts (nil: this is the last).
-public struct TransactionPage: Sendable, Equatable {
-    public var transactions: [TransactionSummary]
-    public var next: TransactionCursor?
+package struct TransactionPage: Sendable, Equatable {
+    package var transactions: [TransactionSummary]
+    package var next: TransactionCursor?
 }
 
 /// What the operator's view counts in the store.
-public struct StoreOverview: Sendable, Equatable {
-    public var transactions: [DocumentSubmissionStatus: Int]
+package struct StoreOverview: Sendable, Equatable {
+    package var transactions: [DocumentSubmissionStatus: Int]
     /// Documents collected since the time asked for.
-    public var collected: Int
+    package var collected: Int
 }
 
 /// How long identity data stays (the pipeline's `retention`), with the modes of PingOne's push storage.
-public struct Retention: Sendable, Equatable {
-    public enum Mode: String, Sendable, CaseIterable {
+package struct Retention: Sendable, Equatable {
+    package enum Mode: String, Sendable, CaseIterable {
         case none, count, age, hybrid
     }
 
-    public var mode: Mode
+    package var mode: Mode
     /// count and hybrid: the newest this many transactions (by creation) keep their data.
-    public var keep: Int
+    package var keep: Int
     /// age and hybrid: the data of transactions created longer ago than this goes.
-    public var maxAge: TimeInterval
+    package var maxAge: TimeInterval
 
-    public init(mode: Mode = .none, keep: Int = 10_000, maxAge: TimeInterval = 30 * 86_400) {
+    package init(mode: Mode = .none, keep: Int = 10_000, maxAge: TimeInterval = 30 * 86_400) {
         self.mode = mode
         self.keep = keep
         self.maxAge = maxAge
@@ -366,7 +366,7 @@ public struct Retention: Sendable, Equatable {
     var byAge: Bool { mode == .age || mode == .hybrid }
 
     /// As the history records it: `retention count 100`, `retention age 30d`, `retention hybrid 100, 30d`.
-    public var label: String {
+    package var label: String {
         let age =
             maxAge.truncatingRemainder(dividingBy: 86_400) == 0
             ? "\(Int(maxAge / 86_400))d"
@@ -384,9 +384,9 @@ public struct Retention: Sendable, Equatable {
 }
 
 /// What a purge removed, or would remove in a dry run.
-public struct PurgeOutcome: Sendable, Equatable {
+package struct PurgeOutcome: Sendable, Equatable {
     /// The transactions whose data went, oldest first.
-    public var transactions: [String]
+    package var transactions: [String]
     /// Their documents.
-    public var documents: Int
+    package var documents: Int
 }

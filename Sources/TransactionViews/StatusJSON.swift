@@ -4,7 +4,7 @@ import VerifyModel
 
 /// A transaction and a line of the transaction list as JSON, with the contract's wire names: what `status --json`
 /// prints and the operator's API serves, byte for byte. Document fields are never in it, only their keys.
-public enum StatusJSON {
+package enum StatusJSON {
     struct Report: Encodable {
         struct Document: Encodable {
             var id: String
@@ -53,7 +53,7 @@ public enum StatusJSON {
         var data: String
     }
 
-    public static func report(_ report: TransactionReport) -> String {
+    package static func report(_ report: TransactionReport) -> String {
         let transaction = report.transaction
         let value = Report(
             transactionId: transaction.id,
@@ -79,7 +79,7 @@ public enum StatusJSON {
         return encode(value)
     }
 
-    public static func summary(_ summary: TransactionSummary) -> String {
+    package static func summary(_ summary: TransactionSummary) -> String {
         encode(
             Summary(
                 transactionId: summary.id, documentSubmissionStatus: summary.status.rawValue,

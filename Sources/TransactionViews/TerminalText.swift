@@ -1,7 +1,7 @@
 extension Unicode.Scalar {
     /// A character a terminal acts on instead of showing: C0 and C1 controls, DEL, and the bidirectional marks,
     /// embeddings, overrides and isolates (which reorder what is shown), plus the line and paragraph separators.
-    public var isTerminalControl: Bool {
+    package var isTerminalControl: Bool {
         switch value {
         case 0..<0x20, 0x7F...0x9F, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
         default: false
@@ -13,7 +13,7 @@ extension String {
     /// For a terminal: control characters become visible `\u{..}` escapes, so that stored text (a folder's name,
     /// a reason) cannot move the cursor, clear the screen or reorder what is shown. Line breaks between lines are
     /// the caller's.
-    public var escapingControls: String {
+    package var escapingControls: String {
         var escaped = ""
         for scalar in unicodeScalars {
             if scalar.isTerminalControl {
@@ -28,7 +28,7 @@ extension String {
     /// JSON text with the terminal controls JSON leaves raw (DEL, C1, bidirectional marks, U+2028/9) written as
     /// `\uXXXX` escapes: the same JSON value, safe to print. They can only stand inside strings, where an escape
     /// means the character itself.
-    public var escapingTerminalControlsInJSON: String {
+    package var escapingTerminalControlsInJSON: String {
         // Every such character starts with one of these bytes in UTF-8: most lines (base64 images) skip the rest.
         guard utf8.contains(where: { $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }),
             unicodeScalars.contains(where: { $0.value >= 0x7F && $0.isTerminalControl })

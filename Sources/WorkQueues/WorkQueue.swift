@@ -6,7 +6,7 @@ import TransactionStore
 /// that the holder renews; an item whose holder died is claimed again once its lease runs out. PostgreSQL
 /// implements it, in the store's database (`StoreLocation.withWorkQueue`); nothing else does, so a caller never
 /// needs to ask which store it has.
-public protocol WorkQueue: Sendable {
+package protocol WorkQueue: Sendable {
     func createBatch(_ kind: WorkBatchKind) async throws(StoreError) -> Int64
     /// Adds documents to a batch, with their groups' counts, in one database transaction.
     func enqueue(_ items: [NewWorkItem], batch: Int64) async throws(StoreError)
@@ -28,11 +28,11 @@ public protocol WorkQueue: Sendable {
     func waitForWork() async throws
 }
 
-public enum WorkBatchKind: String, Sendable {
+package enum WorkBatchKind: String, Sendable {
     case folder, stream
 }
 
-public enum WorkItemKind: String, Sendable {
+package enum WorkItemKind: String, Sendable {
     /// A document job, as the pipeline serialised it.
     case document
     /// Every document of `group` is done.
@@ -40,24 +40,24 @@ public enum WorkItemKind: String, Sendable {
 }
 
 /// A claimed item.
-public struct WorkItem: Sendable {
-    public var id: Int64
-    public var batch: Int64
-    public var kind: WorkItemKind
-    public var group: String?
+package struct WorkItem: Sendable {
+    package var id: Int64
+    package var batch: Int64
+    package var kind: WorkItemKind
+    package var group: String?
     /// The document job, for a document; a description, for a group's end.
-    public var job: String
+    package var job: String
 }
 
 /// A document to queue, and the group whose end it belongs to (nil: none).
-public struct NewWorkItem: Sendable {
-    public var job: String
-    public var group: String?
+package struct NewWorkItem: Sendable {
+    package var job: String
+    package var group: String?
     /// The transaction, when the input names it: a purge of that transaction then empties the item's job even
     /// while it waits in the queue.
-    public var transactionId: String?
+    package var transactionId: String?
 
-    public init(job: String, group: String?, transactionId: String? = nil) {
+    package init(job: String, group: String?, transactionId: String? = nil) {
         self.job = job
         self.group = group
         self.transactionId = transactionId
@@ -67,7 +67,7 @@ public struct NewWorkItem: Sendable {
 extension StoreLocation {
     /// Opens the store and its shared work queue for the duration of `body`; only PostgreSQL has one. `create`
     /// false: both must exist already.
-    public func withWorkQueue<T: Sendable>(
+    package func withWorkQueue<T: Sendable>(
         create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
         logger: Logger = Logger(label: "verify-pipeline.store"),
         _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T

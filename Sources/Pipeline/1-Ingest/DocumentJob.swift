@@ -3,10 +3,10 @@ import TransactionStore
 import VerifyModel
 
 /// The images a document may carry.
-public enum ImageRole: String, Sendable, CaseIterable, Comparable, Codable, CodingKeyRepresentable {
+package enum ImageRole: String, Sendable, CaseIterable, Comparable, Codable, CodingKeyRepresentable {
     case front, back, selfie
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     var documentKey: DocumentKey {
         switch self {

@@ -5,15 +5,15 @@ import VerifyModel
 import WorkQueues
 
 /// A worker's view of the shared work queue.
-public struct QueueInput: Sendable {
-    public var queue: any WorkQueue
+package struct QueueInput: Sendable {
+    package var queue: any WorkQueue
     /// Who holds the leases: unique per worker process.
-    public var owner: String
-    public var lease: Duration
+    package var owner: String
+    package var lease: Duration
     /// Stop once every item of the queue is done (including other workers' items), instead of waiting for more.
-    public var exitWhenEmpty: Bool
+    package var exitWhenEmpty: Bool
 
-    public init(queue: any WorkQueue, owner: String, lease: Duration, exitWhenEmpty: Bool) {
+    package init(queue: any WorkQueue, owner: String, lease: Duration, exitWhenEmpty: Bool) {
         self.queue = queue
         self.owner = owner
         self.lease = lease
@@ -40,7 +40,7 @@ public struct QueueInput: Sendable {
 /// batch. Transactions named by QR text are opened now, so that workers may take documents in any order. Inputs
 /// that cannot become jobs (a bad line, a QR with another verification code) are returned as failures and not
 /// queued; the rest go on.
-public struct Enqueuer: Sendable {
+package struct Enqueuer: Sendable {
     let configuration: PipelineConfiguration
     let store: any TransactionStore
     let queue: any WorkQueue
@@ -50,13 +50,13 @@ public struct Enqueuer: Sendable {
     static let flushJobs = 256
     static let flushBytes = 64 << 20
 
-    public init(configuration: PipelineConfiguration, store: any TransactionStore, queue: any WorkQueue) {
+    package init(configuration: PipelineConfiguration, store: any TransactionStore, queue: any WorkQueue) {
         self.configuration = configuration
         self.store = store
         self.queue = queue
     }
 
-    public func enqueue(_ input: PipelineInput) async throws -> (batch: Int64, queued: Int, refused: [DocumentOutcome]) {
+    package func enqueue(_ input: PipelineInput) async throws -> (batch: Int64, queued: Int, refused: [DocumentOutcome]) {
         var pending = Pending()
         switch input {
         case .folder(let url):

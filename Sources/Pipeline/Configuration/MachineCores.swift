@@ -3,8 +3,8 @@ import Foundation
 /// The cores this process may run on: its CPU affinity (`taskset`, a container's cpuset, as the kernel reports it in
 /// /proc/self/status), bounded by a cgroup CPU quota (a container's `--cpus`), else the processors online. Stage
 /// sizes follow it when a pipeline file does not set them.
-public enum MachineCores {
-    public static func allowed() -> Int {
+package enum MachineCores {
+    package static func allowed() -> Int {
         var cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
         if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8), let affinity = affinityCount(status) {
             cores = affinity
@@ -39,7 +39,7 @@ extension PipelineConfiguration {
     /// The stage sizes for `cores`, where the pipeline file left them to the machine: decoding and scanning (the CPU
     /// work) one worker per core each, their queues 8 documents a worker (at least 64), and submissions at least
     /// one a core (they wait on the network). Tracking stays one writer: the store takes its writes in turn.
-    public func sized(forCores cores: Int) -> PipelineConfiguration {
+    package func sized(forCores cores: Int) -> PipelineConfiguration {
         let cores = max(1, cores)
         var sized = self
         if !workersSetByFile.contains("decode") { sized.decode.workers = cores }
@@ -53,7 +53,7 @@ extension PipelineConfiguration {
     }
 
     /// Each stage's workers and queue, one line each, as `plan` prints them and the run logs them.
-    public var stagePlan: [(stage: String, workers: Int, queue: Int, fromFile: Bool)] {
+    package var stagePlan: [(stage: String, workers: Int, queue: Int, fromFile: Bool)] {
         [("decode", decode), ("scan", scan), ("track", track), ("submit", submit)].map { name, stage in
             (name, stage.workers, stage.queue, workersSetByFile.contains(name))
         }

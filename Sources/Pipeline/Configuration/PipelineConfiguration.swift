@@ -7,16 +7,16 @@ import VerifyModel
 import Yams
 
 /// A pipeline file (CONTRACT §7). Every field has a default, so an empty file is a valid pipeline.
-public struct PipelineConfiguration: Sendable, Equatable {
-    public struct Stage: Sendable, Equatable {
-        public var workers: Int
+package struct PipelineConfiguration: Sendable, Equatable {
+    package struct Stage: Sendable, Equatable {
+        package var workers: Int
         /// Documents the queue in front of the stage holds at most.
-        public var queue: Int
+        package var queue: Int
         /// Bytes (images, document fields) that queue holds at most: large images cannot pile up behind a slow
         /// stage. A single larger document still passes, alone.
-        public var queueBytes: Int
+        package var queueBytes: Int
 
-        public init(workers: Int, queue: Int, queueBytes: Int = 32 << 20) {
+        package init(workers: Int, queue: Int, queueBytes: Int = 32 << 20) {
             self.workers = workers
             self.queue = queue
             self.queueBytes = queueBytes
@@ -25,34 +25,34 @@ public struct PipelineConfiguration: Sendable, Equatable {
         var limits: QueueLimits { QueueLimits(items: queue, bytes: queueBytes) }
     }
 
-    public enum SubmitterKind: String, Sendable, Equatable {
+    package enum SubmitterKind: String, Sendable, Equatable {
         case local, http
     }
 
-    public struct Retry: Sendable, Equatable {
-        public var maxAttempts = 5
-        public var initialBackoffMs = 200
-        public var maxBackoffMs = 5000
+    package struct Retry: Sendable, Equatable {
+        package var maxAttempts = 5
+        package var initialBackoffMs = 200
+        package var maxBackoffMs = 5000
 
-        public init() {}
+        package init() {}
     }
 
-    public struct Submitter: Sendable, Equatable {
-        public var kind: SubmitterKind = .local
-        public var endpoint: URL?
+    package struct Submitter: Sendable, Equatable {
+        package var kind: SubmitterKind = .local
+        package var endpoint: URL?
         /// The name of the environment variable holding a bearer token; never the token itself.
-        public var tokenEnv: String?
-        public var timeoutSeconds: Double = 10
-        public var retry = Retry()
+        package var tokenEnv: String?
+        package var timeoutSeconds: Double = 10
+        package var retry = Retry()
         /// PEM certificates trusted for an https endpoint besides the system's (a private CA).
-        public var caFile: String?
+        package var caFile: String?
 
-        public init() {}
+        package init() {}
 
         /// How long a claim on a submission lasts (CONTRACT §8): the longest a submission can take (every attempt to its
         /// timeout, every backoff at its cap) and a margin for the store's writes. A process killed mid-send holds
         /// its documents that long before another takes them over.
-        public var claimLease: Duration {
+        package var claimLease: Duration {
             guard kind == .http else { return .seconds(10) }
             let attempts = Double(retry.maxAttempts)
             let seconds = timeoutSeconds * attempts + Double(retry.maxBackoffMs) / 1000 * (attempts - 1) + 10
@@ -60,63 +60,63 @@ public struct PipelineConfiguration: Sendable, Equatable {
         }
     }
 
-    public var name = "default"
-    public var documents: [DocumentType: DocumentRequirement] = [
+    package var name = "default"
+    package var documents: [DocumentType: DocumentRequirement] = [
         .governmentId: .required, .selfie: .optional, .email: .optional, .phone: .optional, .voice: .disabled
     ]
     /// expiresAt = createdAt + this, unless the input gives the transaction's own expiry.
-    public var transactionLifetime: TimeInterval = 30 * 60
+    package var transactionLifetime: TimeInterval = 30 * 60
     /// An identity document whose dateOfExpiry has passed is a documentCaptureError.
-    public var failExpiredId = true
+    package var failExpiredId = true
     /// The stages whose workers or queue the pipeline file sets; `sized(forCores:)` sizes the others.
-    public var workersSetByFile: Set<String> = []
-    public var queuesSetByFile: Set<String> = []
-    public var decode = Stage(workers: 2, queue: 64)
-    public var scan = Stage(workers: 2, queue: 64)
-    public var track = Stage(workers: 1, queue: 64)
-    public var submit = Stage(workers: 4, queue: 256)
-    public var symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417]
+    package var workersSetByFile: Set<String> = []
+    package var queuesSetByFile: Set<String> = []
+    package var decode = Stage(workers: 2, queue: 64)
+    package var scan = Stage(workers: 2, queue: 64)
+    package var track = Stage(workers: 1, queue: 64)
+    package var submit = Stage(workers: 4, queue: 256)
+    package var symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417]
     /// A government-id back must carry a readable PDF417 (when PDF417 is enabled).
-    public var requireBackBarcode = true
+    package var requireBackBarcode = true
     /// Barcode text that is not AAMVA data (`barcode` on a stream line, `fields.barcode`): refused for a
     /// government id unless a pipeline accepts it, and then it identifies no one on its own.
-    public var acceptOpaqueBarcodes = false
-    public var maxPixels = 100_000_000
+    package var acceptOpaqueBarcodes = false
+    package var maxPixels = 100_000_000
     /// Directories whose files stream lines may name (`frontImagePath`...); with none, such paths are refused.
-    public var allowedPaths: [String] = []
+    package var allowedPaths: [String] = []
     /// An NDJSON line longer than this is answered with an error line, without being held in memory.
-    public var maxLineBytes = 64 << 20
-    public var protect = ProtectConfiguration()
-    public var submitter = Submitter()
+    package var maxLineBytes = 64 << 20
+    package var protect = ProtectConfiguration()
+    package var submitter = Submitter()
     /// Identity data in the store is sealed (`store.encryption`): on unless a pipeline turns it off.
-    public var storeEncryption = StoreEncryptionSettings()
+    package var storeEncryption = StoreEncryptionSettings()
     /// How long identity data stays in the store; kept for ever unless a pipeline says otherwise.
-    public var retention = Retention()
+    package var retention = Retention()
     /// How often a `worker` applies the retention policy.
-    public var retentionInterval: TimeInterval = 3600
+    package var retentionInterval: TimeInterval = 3600
 
-    public init() {}
+    package init() {}
 }
 
 /// `store.encryption`: whether the store seals identity data, and the variable its key-encryption key is read from.
-public struct StoreEncryptionSettings: Sendable, Equatable {
-    public var enabled = true
-    public var keyEnv = KeyEncryptionKey.defaultVariable
+package struct StoreEncryptionSettings: Sendable, Equatable {
+    package var enabled = true
+    package var keyEnv = KeyEncryptionKey.defaultVariable
 
-    public init() {}
+    package init() {}
 }
 
 /// A pipeline file that cannot be used: a configuration error (exit 2), naming the key at fault.
-public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
+package struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
 
     init(_ message: String) { self.message = message }
 }
 
 extension PipelineConfiguration {
     /// Reads a pipeline file.
-    public init(contentsOf url: URL) throws(ConfigurationError) {
+    package init(contentsOf url: URL) throws(ConfigurationError) {
         let text: String
         do throws(BoundedFile.ReadError) {
             text = try BoundedFile.readText(FileConfinement.resolve(url.path) ?? url.path, limit: TextInput.maxBytes)
@@ -127,7 +127,7 @@ extension PipelineConfiguration {
     }
 
     /// Parses pipeline YAML; unknown keys are refused with their path (e.g. `stages.scan.wokers`).
-    public init(yaml: String, name file: String = "pipeline") throws(ConfigurationError) {
+    package init(yaml: String, name file: String = "pipeline") throws(ConfigurationError) {
         self.init()
         let root: Node?
         do {

@@ -2,14 +2,14 @@ import Foundation
 import VerifyModel
 
 /// Which input a document came from: what its result line echoes, however far it got.
-public struct DocumentInput: Sendable, Equatable {
-    public var sequence: Int
+package struct DocumentInput: Sendable, Equatable {
+    package var sequence: Int
     /// A stream line's `id`, echoed in its result.
-    public var inputId: String?
+    package var inputId: String?
     /// Where it came from: a folder, a file, or `stdin:N`.
-    public var source: String
+    package var source: String
     /// nil only for an input that failed before its type could be known (a malformed line).
-    public var type: DocumentType?
+    package var type: DocumentType?
     /// The part of a batch folder whose end ends its transactions' input (see `DocumentJob.inputGroup`).
     var group: String?
     /// The work-queue item it came from, when a worker claimed it.
@@ -26,11 +26,11 @@ public struct DocumentInput: Sendable, Equatable {
 }
 
 /// A per-document failure as reported: a spec code (CONTRACT §2 or §3) and a message.
-public struct DocumentFailure: CodedError, Equatable {
-    public var code: FailureCode
-    public var message: String
+package struct DocumentFailure: CodedError, Equatable {
+    package var code: FailureCode
+    package var message: String
 
-    public var failureCode: FailureCode { code }
+    package var failureCode: FailureCode { code }
 
     init(_ code: DocumentSubmissionErrorCode, _ message: String) {
         self.code = .document(code)
@@ -59,23 +59,23 @@ public struct DocumentFailure: CodedError, Equatable {
 }
 
 /// What became of one document: its submission response, or its failure.
-public struct DocumentOutcome: Sendable {
-    public var input: DocumentInput
-    public var documentId: String?
-    public var transactionId: String?
-    public var response: DocumentSubmissionResponse?
-    public var failure: DocumentFailure?
+package struct DocumentOutcome: Sendable {
+    package var input: DocumentInput
+    package var documentId: String?
+    package var transactionId: String?
+    package var response: DocumentSubmissionResponse?
+    package var failure: DocumentFailure?
     /// Accepted in an earlier run: nothing was sent again.
-    public var alreadySubmitted = false
+    package var alreadySubmitted = false
     /// An explicit skip: no document, only a status change.
-    public var skipped = false
+    package var skipped = false
     /// What was repaired or dropped while reading the document (never values): a reason to review it.
-    public var warnings: [String] = []
+    package var warnings: [String] = []
 
-    public var sequence: Int { input.sequence }
-    public var inputId: String? { input.inputId }
-    public var source: String { input.source }
-    public var documentType: DocumentType? { input.type }
+    package var sequence: Int { input.sequence }
+    package var inputId: String? { input.inputId }
+    package var source: String { input.source }
+    package var documentType: DocumentType? { input.type }
 
     init(
         input: DocumentInput, documentId: String? = nil, transactionId: String?, response: DocumentSubmissionResponse? = nil,

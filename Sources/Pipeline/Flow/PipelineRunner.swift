@@ -10,7 +10,7 @@ import TransactionStore
 import VerifyModel
 
 /// What a run reads.
-public enum PipelineInput: Sendable {
+package enum PipelineInput: Sendable {
     /// A batch folder (CONTRACT §6): at its end, missing optional documents become SKIPPED.
     case folder(URL)
     /// NDJSON documents, one a line, from a file descriptor (standard input).
@@ -20,20 +20,20 @@ public enum PipelineInput: Sendable {
 }
 
 /// How a run went, for the closing summary line.
-public struct RunSummary: Sendable, Equatable {
-    public var documents = 0
-    public var failed = 0
-    public var alreadySubmitted = 0
-    public var transactions = 0
-    public var completed = 0
-    public var elapsed: TimeInterval = 0
+package struct RunSummary: Sendable, Equatable {
+    package var documents = 0
+    package var failed = 0
+    package var alreadySubmitted = 0
+    package var transactions = 0
+    package var completed = 0
+    package var elapsed: TimeInterval = 0
 }
 
 /// Progress, for the bar: documents done so far, and how many there are when that is known.
-public struct RunProgress: Sendable {
-    public var done: Int
-    public var failed: Int
-    public var total: Int?
+package struct RunProgress: Sendable {
+    package var done: Int
+    package var failed: Int
+    package var total: Int?
 }
 
 /// The staged pipeline:
@@ -46,7 +46,7 @@ public struct RunProgress: Sendable {
 ///
 /// Stopping: `stop` ends the intake and lets documents in flight finish; cancelling the calling task ends every
 /// stage at its next suspension, records nothing that was not finished, and still returns the summary.
-public struct PipelineRunner: Sendable {
+package struct PipelineRunner: Sendable {
     let configuration: PipelineConfiguration
     let store: any TransactionStore
     let submitter: any DocumentSubmitter
@@ -55,7 +55,7 @@ public struct PipelineRunner: Sendable {
     let riskEvaluator: RiskEvaluator?
     let now: @Sendable () -> Date
 
-    public init(
+    package init(
         configuration: PipelineConfiguration, store: any TransactionStore, submitter: any DocumentSubmitter,
         logger: Logger, omitImages: Bool = false, riskEvaluator: RiskEvaluator? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
@@ -71,7 +71,7 @@ public struct PipelineRunner: Sendable {
 
     /// Runs until the input ends or `stop` is set, handing each document's outcome to `emit` as soon as it
     /// is done. Throws only when the input itself cannot be read (a missing folder).
-    public func run(
+    package func run(
         _ input: PipelineInput, stop: StopSignal,
         emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void
     ) async throws(DocumentFailure) -> RunSummary {

@@ -9,11 +9,11 @@ private enum SendAction<Element: Sendable> {
 }
 
 /// How much a queue between two stages holds at most.
-public struct QueueLimits: Sendable, Equatable {
-    public var items: Int
-    public var bytes: Int
+package struct QueueLimits: Sendable, Equatable {
+    package var items: Int
+    package var bytes: Int
 
-    public init(items: Int, bytes: Int) {
+    package init(items: Int, bytes: Int) {
         self.items = items
         self.bytes = bytes
     }

@@ -2,7 +2,7 @@ import Synchronization
 
 /// Set when the run should stop taking input (SIGINT, SIGTERM); documents already taken still finish.
 /// Intake checks `isStopped` between inputs and may also wait for it with `stopped()`.
-public final class StopSignal: Sendable {
+package final class StopSignal: Sendable {
     private struct State {
         var stopped = false
         var nextId: UInt64 = 0
@@ -11,9 +11,9 @@ public final class StopSignal: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public func stop() {
+    package func stop() {
         let waiters = state.withLock { state in
             state.stopped = true
             defer { state.waiters.removeAll() }
@@ -22,10 +22,10 @@ public final class StopSignal: Sendable {
         waiters.forEach { $0.resume() }
     }
 
-    public var isStopped: Bool { state.withLock { $0.stopped } }
+    package var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// Returns once `stop()` has been called, or when the calling task is cancelled.
-    public func stopped() async {
+    package func stopped() async {
         let id = state.withLock { state in
             state.nextId += 1
             return state.nextId
