@@ -13,7 +13,7 @@ package enum OperatorMetrics {
 /// documents collected in the last five minutes), each from an index.
 struct MetricsPage: Sendable {
     let registry: PrometheusCollectorRegistry
-    let store: any TransactionStore
+    let store: TransactionStore
 
     static let recent: TimeInterval = 300
 

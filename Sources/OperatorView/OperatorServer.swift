@@ -23,7 +23,7 @@ package enum OperatorServer {
     /// when given, and must be given for an address other than loopback. `running` learns the port it listens on;
     /// `option` names where the address came from, for the error when it cannot listen.
     package static func make(
-        _ routes: Routes, store: any TransactionStore, bind: BindAddress, token: String?, logger: Logger,
+        _ routes: Routes, store: TransactionStore, bind: BindAddress, token: String?, logger: Logger,
         option: String = "--bind", limits: ConnectionLimits = ConnectionLimits(),
         running: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws(OperatorViewError) -> ListeningServer {
@@ -49,7 +49,7 @@ package enum OperatorServer {
 extension OperatorServer {
     /// The routes and middleware of a server listening on `bind` (what `make` serves; tests call them in-process).
     static func router(
-        _ routes: Routes, store: any TransactionStore, bind: BindAddress, token: String?
+        _ routes: Routes, store: TransactionStore, bind: BindAddress, token: String?
     ) throws(OperatorViewError) -> Router<BasicRequestContext> {
         guard bind.isLoopback || token != nil else {
             throw OperatorViewError("binding \(bind) (not loopback) needs a bearer token: name the variable holding it with --token-env")
@@ -75,7 +75,7 @@ extension OperatorServer {
 
 /// The handlers: each reads the store once or twice, from its indexes, and never shows a document value.
 struct View: Sendable {
-    let store: any TransactionStore
+    let store: TransactionStore
     let pages: Pages
     var metrics: MetricsPage { MetricsPage(registry: OperatorMetrics.registry, store: store) }
 

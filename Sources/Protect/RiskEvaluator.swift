@@ -59,11 +59,11 @@ package struct RiskEvaluator: Sendable {
 /// documents race; the answer is stored with the transaction.
 package actor RiskEvaluations {
     let evaluator: RiskEvaluator
-    let store: any TransactionStore
+    let store: TransactionStore
     let logger: Logger
     private var asked: Set<String> = []
 
-    package init(evaluator: RiskEvaluator, store: any TransactionStore, logger: Logger) {
+    package init(evaluator: RiskEvaluator, store: TransactionStore, logger: Logger) {
         self.evaluator = evaluator
         self.store = store
         self.logger = logger

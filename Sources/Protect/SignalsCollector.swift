@@ -12,13 +12,13 @@ import VerifyModel
 /// when a new transaction starts.
 package actor SignalsCollector {
     package let configuration: ProtectConfiguration
-    let store: any TransactionStore
+    let store: TransactionStore
     let channel: String
     let logger: Logger
     private var paused = false
     private var started: Set<String> = []
 
-    package init(configuration: ProtectConfiguration, store: any TransactionStore, channel: String, logger: Logger) {
+    package init(configuration: ProtectConfiguration, store: TransactionStore, channel: String, logger: Logger) {
         self.configuration = configuration
         self.store = store
         self.channel = channel

@@ -17,6 +17,105 @@ private let transactionColumns = """
     t.purged_at
     """
 
+/// The row's values, its statuses read from their `type requirement status` words.
+func transactionRow(_ row: TransactionColumns) throws(StoreError) -> TransactionRow {
+    var transaction = TransactionRow(
+        id: row.0, verificationCode: row.1, envId: row.2, submissionStatus: try EnumColumn.decode(row.3), createdAt: row.4,
+        updatedAt: row.5, expiresAt: row.6, signals: row.7, version: row.8, purgedAt: row.10)
+    for entry in row.9 {
+        // Vocabulary words hold no spaces (the schema's CHECK constraints).
+        let words = entry.split(separator: " ").map(String.init)
+        guard words.count == 3, let type = DocumentType(rawValue: words[0]),
+            let requirement = DocumentRequirement(rawValue: words[1]), let status = DocumentStatus(rawValue: words[2])
+        else {
+            throw .unreadableStatus(of: row.0)
+        }
+        transaction.policy[type] = requirement
+        transaction.documents[type] = status
+    }
+    return transaction
+}
+
+/// Enum columns, read back from their wire spellings.
+enum EnumColumn {
+    static func decode<Value: RawRepresentable>(_ text: String) throws(StoreError) -> Value where Value.RawValue == String {
+        guard let value = Value(rawValue: text) else { throw StoreError.unknownValue(Value.self) }
+        return value
+    }
+}
+
+/// A transaction's report in one statement (one snapshot): the transaction, its documents with their submissions, and
+/// its history, as parallel arrays ("" for a missing document type; a document without a submission has none).
+struct ReadReport: PostgresPreparedStatement {
+    static let sql = """
+        SELECT \(transactionColumns), false,
+            ARRAY(SELECT d.id FROM documents d WHERE d.transaction_id = t.id ORDER BY d.created_at, d.id),
+            ARRAY(SELECT d.document_type FROM documents d WHERE d.transaction_id = t.id ORDER BY d.created_at, d.id),
+            ARRAY(SELECT d.source FROM documents d WHERE d.transaction_id = t.id ORDER BY d.created_at, d.id),
+            ARRAY(SELECT d.fields FROM documents d WHERE d.transaction_id = t.id ORDER BY d.created_at, d.id),
+            ARRAY(SELECT d.created_at FROM documents d WHERE d.transaction_id = t.id ORDER BY d.created_at, d.id),
+            ARRAY(SELECT d.content_hash FROM documents d WHERE d.transaction_id = t.id ORDER BY d.created_at, d.id),
+            ARRAY(SELECT s.document_id FROM submissions s JOIN documents d ON d.id = s.document_id WHERE d.transaction_id = t.id),
+            ARRAY(SELECT s.attempts::int8 FROM submissions s JOIN documents d ON d.id = s.document_id WHERE d.transaction_id = t.id),
+            ARRAY(SELECT s.outcome FROM submissions s JOIN documents d ON d.id = s.document_id WHERE d.transaction_id = t.id),
+            ARRAY(SELECT coalesce(s.error, '') FROM submissions s JOIN documents d ON d.id = s.document_id WHERE d.transaction_id = t.id),
+            ARRAY(SELECT s.error IS NOT NULL FROM submissions s JOIN documents d ON d.id = s.document_id WHERE d.transaction_id = t.id),
+            ARRAY(SELECT s.updated_at FROM submissions s JOIN documents d ON d.id = s.document_id WHERE d.transaction_id = t.id),
+            ARRAY(SELECT h.sequence FROM transitions h WHERE h.transaction_id = t.id ORDER BY h.sequence),
+            ARRAY(SELECT coalesce(h.document_type, '') FROM transitions h WHERE h.transaction_id = t.id ORDER BY h.sequence),
+            ARRAY(SELECT h.from_status FROM transitions h WHERE h.transaction_id = t.id ORDER BY h.sequence),
+            ARRAY(SELECT h.to_status FROM transitions h WHERE h.transaction_id = t.id ORDER BY h.sequence),
+            ARRAY(SELECT h.at FROM transitions h WHERE h.transaction_id = t.id ORDER BY h.sequence),
+            ARRAY(SELECT h.reason FROM transitions h WHERE h.transaction_id = t.id ORDER BY h.sequence)
+        FROM transactions t WHERE t.id = $1
+        """
+    static let bindingDataTypes: [PostgresDataType] = [.text]
+    typealias Row = ReportRows
+
+    var id: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(id)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let cells = row.makeRandomAccess()
+        func column<T: PostgresDecodable>(_ index: Int, _ type: T.Type = T.self) throws -> T { try cells[12 + index].decode(T.self) }
+        let transaction = try transactionRow(try row.decode(TransactionColumns.self))
+        let (ids, types, sources, fields) = (
+            try column(0, [String].self), try column(1, [String].self), try column(2, [String].self), try column(3, [String].self)
+        )
+        let (created, hashes) = (try column(4, [Date].self), try column(5, [String].self))
+        let (submitted, attempts, outcomes) = (try column(6, [String].self), try column(7, [Int64].self), try column(8, [String].self))
+        let (errors, hasError, updated) = (try column(9, [String].self), try column(10, [Bool].self), try column(11, [Date].self))
+        var submissions: [String: SubmissionRecord] = [:]
+        for index in submitted.indices {
+            submissions[submitted[index]] = SubmissionRecord(
+                documentId: submitted[index], attempts: Int(attempts[index]), outcome: try EnumColumn.decode(outcomes[index]),
+                error: hasError[index] ? errors[index] : nil, updatedAt: updated[index])
+        }
+        var documents: [(DocumentRow, SubmissionRecord?)] = []
+        for index in ids.indices {
+            let document = DocumentRow(
+                id: ids[index], transactionId: transaction.id, type: try EnumColumn.decode(types[index]), fields: fields[index],
+                source: sources[index], contentHash: hashes[index], createdAt: created[index])
+            documents.append((document, submissions[ids[index]]))
+        }
+        let (sequences, documentTypes, from, to) = (
+            try column(12, [Int64].self), try column(13, [String].self), try column(14, [String].self), try column(15, [String].self)
+        )
+        let (at, reasons) = (try column(16, [Date].self), try column(17, [String].self))
+        let history = sequences.indices.map { index in
+            TransitionRecord(
+                sequence: sequences[index], transactionId: transaction.id, documentType: DocumentType(rawValue: documentTypes[index]),
+                from: from[index], to: to[index], at: at[index], reason: reasons[index])
+        }
+        return ReportRows(transaction: transaction, documents: documents, history: history)
+    }
+}
+
 struct ReadTransaction: PostgresPreparedStatement {
     static let sql = """
         SELECT \(transactionColumns), EXISTS(SELECT 1 FROM documents WHERE id = $2)
@@ -114,10 +213,10 @@ struct InsertTransaction: PostgresPreparedStatement {
 /// moves, which have no document type. Three shapes (a plain change, one that stores a document, one that records
 /// a submission), each prepared with only the parts it uses: an unused part still costs the server its planning.
 enum StatusChangeStatement {
-    static func prepared(_ change: StatusChange, _ sealing: StoreSealing) throws(StoreError) -> any StatusChangeWriting {
+    static func prepared(_ change: StatusChange) -> any StatusChangeWriting {
         if let submission = change.submission { return WriteSubmissionEnd(change: change, submission: submission) }
-        guard let document = change.document else { return WriteStatusChange(change: change) }
-        return WriteCollected(change: change, document: document, fields: try FieldsColumn.encode(document, sealing))
+        guard let document = change.document, let fields = change.fields else { return WriteStatusChange(change: change) }
+        return WriteCollected(change: change, document: document, fields: fields)
     }
 
     fileprivate static let head = makeHead(gate: "")

@@ -34,10 +34,11 @@ package struct StoreDatabase: Sendable {
     /// Applies the migrations `ledger` has not recorded, in order, in one database transaction. A database whose
     /// ledger holds a migration this version does not know (nor lists in `retired`) was written by a newer one.
     /// `adoptingFrom` names the ledger that recorded these migrations before they moved to this one: a migration
-    /// found there is recorded here, not applied again.
+    /// found there is recorded here, not applied again. `renamed`: identifiers an earlier release recorded, and what
+    /// each is now; the ledger is rewritten with the new ones.
     package func migrate(
         ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [],
-        adoptingFrom previous: String? = nil
+        renamed: [String: String] = [:], adoptingFrom previous: String? = nil
     ) async throws(StoreError) {
         let location = location, logger = logger
         try await transaction { connection in
@@ -45,8 +46,23 @@ package struct StoreDatabase: Sendable {
             try await connection.query(
                 PostgresQuery(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(ledger) (identifier text PRIMARY KEY)"),
                 logger: logger)
-            let applied = try await Self.identifiers(in: ledger, connection, logger: logger) ?? []
-            guard applied.isSubset(of: Set(migrations.map(\.0)).union(retired)) else { throw StoreError.newerSchema(location) }
+            var applied = try await Self.identifiers(in: ledger, connection, logger: logger) ?? []
+            guard applied.isSubset(of: Set(migrations.map(\.0)).union(retired).union(renamed.keys)) else {
+                throw StoreError.newerSchema(location)
+            }
+            for (old, new) in renamed where applied.contains(old) {
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "UPDATE \(ledger) SET identifier = $1 WHERE identifier = $2",
+                        binds: {
+                            var binds = PostgresBindings(capacity: 2)
+                            binds.append(new)
+                            binds.append(old)
+                            return binds
+                        }()), logger: logger)
+                applied.remove(old)
+                applied.insert(new)
+            }
             var adoptable: Set<String> = []
             if let previous { adoptable = try await Self.identifiers(in: previous, connection, logger: logger) ?? [] }
             for (identifier, statements) in migrations where !applied.contains(identifier) {
@@ -71,11 +87,13 @@ package struct StoreDatabase: Sendable {
     /// with `complete`, for commands that only read, every migration of this version must be applied too (they do
     /// not migrate, and an older schema would fail them query by query).
     package func requireMigrations(
-        ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [], complete: Bool = false
+        ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [], renamed: [String: String] = [:],
+        complete: Bool = false
     ) async throws(StoreError) {
         let logger = logger
-        let identifiers = try await withConnection { connection in try await Self.identifiers(in: ledger, connection, logger: logger) }
-        guard let identifiers else { throw StoreError.cannotOpen("no store in \(location)") }
+        let recorded = try await withConnection { connection in try await Self.identifiers(in: ledger, connection, logger: logger) }
+        guard let recorded else { throw StoreError.cannotOpen("no store in \(location)") }
+        let identifiers = Set(recorded.map { renamed[$0] ?? $0 })
         guard identifiers.isSubset(of: Set(migrations.map(\.0)).union(retired)) else { throw StoreError.newerSchema(location) }
         let missing = migrations.filter { !identifiers.contains($0.0) }.count
         if complete, missing > 0 { throw StoreError.olderSchema(location, missing: missing) }

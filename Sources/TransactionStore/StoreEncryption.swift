@@ -74,16 +74,21 @@ package struct DataKey: @unchecked Sendable {  // SymmetricKey is immutable once
     static func generate() -> DataKey { DataKey(key: SymmetricKey(size: .bits256)) }
 }
 
-/// A column whose values are identity data: sealed in an encrypted store.
-package enum SealedColumn: String, Sendable {
-    case documentFields = "documents.fields"
-    case verificationCode = "transactions.verificationCode"
-    case signals = "transactions.signals"
-    case protectState = "protectStates.state"
-    case workJob = "work_items.job"
-    case workResult = "work_items.result"
+/// A column whose values are identity data: sealed in an encrypted store. Other modules that keep values sealed with
+/// the store's key name their columns too (the work queue's jobs and results).
+package struct SealedColumn: RawRepresentable, Sendable, Hashable {
+    package let rawValue: String
+
+    package init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    static let documentFields = SealedColumn(rawValue: "documents.fields")
+    static let verificationCode = SealedColumn(rawValue: "transactions.verificationCode")
+    static let signals = SealedColumn(rawValue: "transactions.signals")
+    static let protectState = SealedColumn(rawValue: "protectStates.state")
     /// The secret document ids are made with (`DocumentIdentity`), one row.
-    case documentIdentity = "documentIdentity.secret"
+    static let documentIdentity = SealedColumn(rawValue: "documentIdentity.secret")
 }
 
 /// Whether a store seals its values, and the sealing and opening itself. A sealed value is `$vp1$` and the base64 of

@@ -42,33 +42,34 @@ package enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// Opens the store for the duration of `body` (a PostgreSQL connection pool runs only that long), its data key
     /// unwrapped with `encryption`'s key. `create` is false for commands that open an existing store: a missing store
     /// is then an error, not a new empty one. `readOnly` (commands that only read) opens only a store whose schema is
-    /// this version's, migrating nothing; the others bring an older schema up to date.
+    /// this version's, migrating nothing; the others bring an older schema up to date. `neighbours`: what other
+    /// modules keep sealed in a PostgreSQL store's database (the work queue), for its purges and key changes.
     package func withStore<T: Sendable>(
         create: Bool, readOnly: Bool = false, encryption: StoreEncryption = .ifEncrypted(nil),
-        logger: Logger = Logger(label: "verify-pipeline.store"),
-        _ body: @escaping @Sendable (any TransactionStore) async throws -> T
+        logger: Logger = Logger(label: "verify-pipeline.store"), neighbours: [any PostgresNeighbour] = [],
+        _ body: @escaping @Sendable (TransactionStore) async throws -> T
     ) async throws -> T {
         switch self {
         case .sqlite(let path):
             return try await body(
-                try SQLiteTransactionStore(path: path, create: create && !readOnly, readOnly: readOnly, encryption: encryption, logger: logger))
+                try await TransactionStore.sqlite(path: path, create: create && !readOnly, readOnly: readOnly, encryption: encryption, logger: logger)
+            )
         case .postgres(let location):
-            return try await location.withPostgresStore(create: create && !readOnly, readOnly: readOnly, encryption: encryption, logger: logger, body)
+            return try await location.withPostgresStore(
+                create: create && !readOnly, readOnly: readOnly, encryption: encryption, logger: logger, neighbours: neighbours
+            ) { store, _ in try await body(store) }
         }
     }
 
-    /// Opens a PostgreSQL store for the duration of `body`, with its database and how it seals values, for the parts
-    /// that keep their own tables beside it (the work queue). Other stores are refused with `requirement`, which says why PostgreSQL is
-    /// needed.
+    /// Opens a PostgreSQL store for the duration of `body`, with its database, for the parts that keep their own tables
+    /// beside it (the work queue). Other stores are refused with `requirement`, which says why PostgreSQL is needed.
     package func withPostgres<T: Sendable>(
         create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
-        logger: Logger = Logger(label: "verify-pipeline.store"), requirement: String,
-        _ body: @escaping @Sendable (any TransactionStore, StoreDatabase, StoreSealing) async throws -> T
+        logger: Logger = Logger(label: "verify-pipeline.store"), neighbours: [any PostgresNeighbour] = [], requirement: String,
+        _ body: @escaping @Sendable (TransactionStore, StoreDatabase) async throws -> T
     ) async throws -> T {
         guard case .postgres(let location) = self else { throw StoreError.cannotOpen(requirement) }
-        return try await location.withPostgresStore(create: create, encryption: encryption, logger: logger) { store in
-            try await body(store, store.database, store.sealing)
-        }
+        return try await location.withPostgresStore(create: create, encryption: encryption, logger: logger, neighbours: neighbours, body)
     }
 
     package var description: String {
@@ -158,24 +159,25 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     package var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
     func withPostgresStore<T: Sendable>(
-        create: Bool, readOnly: Bool = false, encryption: StoreEncryption, logger: Logger,
-        _ body: @escaping @Sendable (PostgresTransactionStore) async throws -> T
+        create: Bool, readOnly: Bool = false, encryption: StoreEncryption, logger: Logger, neighbours: [any PostgresNeighbour],
+        _ body: @escaping @Sendable (TransactionStore, StoreDatabase) async throws -> T
     ) async throws -> T {
         try await withClient(logger: logger) { client in
             let database = StoreDatabase(client: client, logger: logger, location: description)
-            let store: PostgresTransactionStore
+            let store: TransactionStore
             do {
                 if create {
-                    try await PostgresTransactionStore.migrate(database)
+                    try await PostgresSchema.migrate(database)
                 } else {
-                    try await PostgresTransactionStore.requireSchema(database, complete: readOnly)
-                    if !readOnly { try await PostgresTransactionStore.migrate(database) }
+                    try await PostgresSchema.requireSchema(database, complete: readOnly)
+                    if !readOnly { try await PostgresSchema.migrate(database) }
                 }
-                store = try await PostgresTransactionStore.open(database, encryption: encryption)
+                store = try await TransactionStore(
+                    backend: PostgresBackend(database: database, neighbours: neighbours), encryption: encryption, logger: logger)
             } catch StoreError.database(let message) {
                 throw StoreError.cannotOpen("\(description): \(message)")
             }
-            return try await body(store)
+            return try await body(store, database)
         }
     }
 
@@ -283,5 +285,31 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             defer { group.cancelAll() }
             return try await body(client)
         }
+    }
+}
+
+extension TransactionStore {
+    /// The store in the SQLite file at `path` (see `StoreLocation.withStore`).
+    package static func sqlite(
+        path: String, create: Bool = true, readOnly: Bool = false, encryption: StoreEncryption = .ifEncrypted(nil),
+        logger: Logger = Logger(label: "verify-pipeline.store")
+    ) async throws(StoreError) -> TransactionStore {
+        let backend = try SQLiteBackend.file(path: path, create: create, readOnly: readOnly, logger: logger)
+        do {
+            return try await TransactionStore(backend: backend, encryption: encryption, logger: logger)
+        } catch .database(let message) {
+            throw .cannotOpen("\(path): \(message)")
+        }
+    }
+
+    /// SQLite's `PRAGMA integrity_check` ("ok" when the file is sound); nil for a PostgreSQL store.
+    package func integrityCheck() async throws(StoreError) -> String? {
+        try await (backend as? SQLiteBackend)?.integrityCheck()
+    }
+
+    /// A new store in memory, in clear, gone with the process: for tests.
+    package static func inMemory() async throws -> TransactionStore {
+        try await TransactionStore(
+            backend: try SQLiteBackend.inMemory(), encryption: .ifEncrypted(nil), logger: Logger(label: "verify-pipeline.store"))
     }
 }

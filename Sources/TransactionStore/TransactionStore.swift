@@ -1,392 +1,244 @@
 import Foundation
+import Logging
+import Synchronization
 import VerifyModel
 
-/// A transaction as the store keeps it.
-package struct StoredTransaction: Sendable, Equatable {
-    package var id: String
-    package var verificationCode: String
-    package var envId: String?
-    package var state: TransactionState
-    package var createdAt: Date
-    package var updatedAt: Date
-    /// The Protect signals payload shared by every submission of the transaction (CONTRACT §5).
-    package var signals: String?
-    /// Bumped by every status change: a write names the version it was decided on, and is refused when the row
-    /// has moved on.
-    package var version: Int64
-    /// When the retention policy purged its identity data (its verification code is then empty); nil while it has it.
-    package var purgedAt: Date? = nil
+/// Where transactions, documents, their status history and submissions live, durable across crashes. Every status
+/// change goes through `TransactionState.applying` and is written with its history rows in one database transaction.
+///
+/// One type decides everything — how values are sealed and opened, the key, what a purge takes, who sends a
+/// submission — over a `StoreBackend` that keeps rows: SQLite, the embedded default, or PostgreSQL, shared by several
+/// processes (`StoreLocation.withStore` opens either).
+package final class TransactionStore: Sendable {
+    let backend: any StoreBackend
+    /// Tasks of this process take turns per transaction instead of refusing each other's writes.
+    let turns = TransactionTurns()
+    /// What this process last saw of each transaction it works on.
+    let recent = RecentTransactions()
+    /// How values are sealed, and the data key as the store keeps it wrapped (nil in clear). `encrypt` and
+    /// `rotateKey` change them.
+    let keys: Mutex<(sealing: StoreSealing, wrapped: String?)>
+    private let identity: DocumentIdentity
 
-    package var policy: [DocumentType: DocumentRequirement] { state.policy }
-    package var expiresAt: Date { state.expiresAt }
-}
+    package var sealing: StoreSealing { keys.withLock { $0.sealing } }
+    /// Whether the values holding identity data are sealed.
+    package var isEncrypted: Bool { sealing.isSealed }
+    /// The file or the database, for messages.
+    package var location: String { backend.location }
+    /// The secret the pipeline names documents with (`DocumentIdentity`).
+    package func documentIdentity() throws(StoreError) -> DocumentIdentity { identity }
 
-/// What the first document of a transaction creates.
-package struct NewTransaction: Sendable, Equatable {
-    package var id: String
-    package var verificationCode: String
-    package var envId: String?
-    package var policy: [DocumentType: DocumentRequirement]
-    package var createdAt: Date
-    package var expiresAt: Date
-    package var signals: String?
-
-    package init(
-        id: String, verificationCode: String, envId: String? = nil, policy: [DocumentType: DocumentRequirement],
-        createdAt: Date, expiresAt: Date, signals: String? = nil
-    ) {
-        self.id = id
-        self.verificationCode = verificationCode
-        self.envId = envId
-        self.policy = policy
-        self.createdAt = createdAt
-        self.expiresAt = expiresAt
-        self.signals = signals
-    }
-}
-
-/// A captured and parsed document.
-package struct DocumentRecord: Sendable, Equatable {
-    /// Stable across re-runs of the same input: derived from the transaction and the content.
-    package var id: String
-    package var transactionId: String
-    package var type: DocumentType
-    package var fields: DocumentFields
-    /// Where it came from (a path, or a stream line's id); never personal data.
-    package var source: String
-    package var contentHash: String
-    package var createdAt: Date
-
-    package init(
-        id: String, transactionId: String, type: DocumentType, fields: DocumentFields, source: String,
-        contentHash: String, createdAt: Date
-    ) {
-        self.id = id
-        self.transactionId = transactionId
-        self.type = type
-        self.fields = fields
-        self.source = source
-        self.contentHash = contentHash
-        self.createdAt = createdAt
-    }
-}
-
-/// One row of a transaction's append-only history.
-package struct TransitionRecord: Sendable, Equatable, Codable {
-    package var sequence: Int64
-    package var transactionId: String
-    /// nil for a move of the transaction itself.
-    package var documentType: DocumentType?
-    package var from: String
-    package var to: String
-    package var at: Date
-    package var reason: String
-}
-
-package enum SubmissionOutcome: String, Sendable, Codable, CaseIterable {
-    case pending = "PENDING"
-    case accepted = "ACCEPTED"
-    case failed = "FAILED"
-}
-
-/// The submission of one document: how often it was tried and how it ended.
-package struct SubmissionRecord: Sendable, Equatable, Codable {
-    package var documentId: String
-    package var attempts: Int
-    package var outcome: SubmissionOutcome
-    package var error: String?
-    package var updatedAt: Date
-}
-
-/// Who sends a document (CONTRACT §8): a submission is claimed in the store before it is sent, so that any number of
-/// processes on one store send it once.
-package enum SubmissionClaim: Sendable, Equatable {
-    /// The claimant holds it until the claim's expiry: send, then finish the submission (which ends the claim).
-    /// `attempts`: the submission's finished attempts so far, by any process.
-    case claimed(attempts: Int)
-    /// Accepted already: there is nothing to send.
-    case accepted
-    /// Another claimant holds it until `until`; after that it may be taken over. `attempts` as above, so that a
-    /// claimant that waited can tell whether the holder finished it (with a failure) or let it go.
-    case held(until: Date, attempts: Int)
-}
-
-/// A line of the transaction list.
-package struct TransactionSummary: Sendable, Equatable, Codable {
-    package var id: String
-    package var status: DocumentSubmissionStatus
-    package var documents: [DocumentType: DocumentStatus]
-    package var updatedAt: Date
-    package var expiresAt: Date
-    package var data: DataState
-}
-
-/// Everything `verify-pipeline status ID` shows. Document fields are left out: they are personal data.
-package struct TransactionReport: Sendable, Equatable {
-    package struct Document: Sendable, Equatable {
-        package var id: String
-        package var type: DocumentType
-        package var source: String
-        package var keys: [DocumentKey]
-        package var submission: SubmissionRecord?
+    /// Opens the store in `backend`: its data key is unwrapped with `encryption`'s key, or made for a new store that
+    /// requires encryption (unless another process recorded one first: then that one must open); its document secret
+    /// is read, or made for a store without one (whose documents, named by an earlier release, are renamed with it).
+    init(
+        backend: any StoreBackend, encryption: StoreEncryption, logger: Logger = Logger(label: "verify-pipeline.store")
+    ) async throws(StoreError) {
+        self.backend = backend
+        let location = backend.location
+        let (wrapped, holds) = try await backend.readKey()
+        var (sealing, newWrapped) = try StoreSealing.decide(wrapped: wrapped, holdsTransactions: holds, encryption, location: location)
+        var recorded = wrapped
+        if let newWrapped {
+            recorded = try await backend.recordKey(newWrapped, at: Date())
+            if recorded != newWrapped {
+                // Another process made the store's key first: it must open with this one too.
+                sealing = try StoreSealing.decide(wrapped: recorded, holdsTransactions: true, encryption, location: location).0
+            }
+        }
+        keys = Mutex((sealing, recorded))
+        backend.expectKey(recorded)
+        identity = try await Self.openIdentity(backend, sealing, logger: logger)
     }
 
-    package var transaction: StoredTransaction
-    package var documents: [Document]
-    package var history: [TransitionRecord]
-    /// Whether the transaction's identity data is in the store in clear, sealed, or purged.
-    package var data: DataState
-}
-
-/// How `collect` went.
-package enum CollectOutcome: Sendable, Equatable {
-    /// The document was new: it was stored and these transitions applied.
-    case collected(StoredTransaction, [TransitionRecord])
-    /// A document with this id was recorded before: nothing changed.
-    case alreadyRecorded(StoredTransaction)
-}
-
-package enum StoreError: CodedError, Equatable, CustomStringConvertible {
-    /// The model refused the move; nothing was written.
-    case transition(TransitionError)
-    case unknownTransaction(String)
-    /// A QR names a known transaction with another verification code.
-    case verificationCodeMismatch(String)
-    case unknownDocument(String)
-    /// The store cannot be opened or created (a configuration error).
-    case cannotOpen(String)
-    /// The store was written by a newer verify-pipeline.
-    case newerSchema(String)
-    /// A command that only reads met a store that misses this version's last migrations.
-    static func olderSchema(_ location: String, missing: Int) -> StoreError {
-        .cannotOpen(
-            "the store at \(location) misses \(missing) of this version's schema migrations (an earlier verify-pipeline wrote it): "
-                + "a command that writes to it (run, stream, enqueue or worker) brings it up to date")
+    private static func openIdentity(_ backend: any StoreBackend, _ sealing: StoreSealing, logger: Logger) async throws(StoreError)
+        -> DocumentIdentity
+    {
+        if let stored = try await backend.readDocumentSecret() {
+            return try DocumentIdentity(stored: try sealing.open(stored, .documentIdentity, row: "1"))
+        }
+        let made = DocumentIdentity.generate()
+        let (secret, renamed) = try await backend.recordDocumentSecret(
+            try sealing.seal(made.stored, .documentIdentity, row: "1"), at: Date()
+        ) { documents throws(StoreError) in try Self.renames(documents, made, sealing) }
+        if renamed > 0 {
+            logger.notice("documents named by an earlier version were renamed with the store's secret", metadata: ["documents": "\(renamed)"])
+            // The plain ids and hashes leave the files with the pages that held them.
+            try await backend.reclaim(resealed: true)
+        }
+        return try DocumentIdentity(stored: try sealing.open(secret, .documentIdentity, row: "1"))
     }
-    case database(String)
-    /// The task was cancelled while it waited to write.
-    case cancelled
-    /// A sealed value does not open where it is (its column and row): it was changed, or copied from elsewhere.
-    case tampered(String)
-    /// The retention policy purged the transaction's data: it takes no more documents.
-    case purged(String)
 
-    package var description: String {
-        switch self {
-        case .transition(let error): error.description
-        case .unknownTransaction(let id): "no transaction '\(id)' in the store"
-        case .verificationCodeMismatch(let id): "the QR's verification code is not the one transaction '\(id)' was opened with"
-        case .unknownDocument(let id): "no document '\(id)' in the store"
-        case .cannotOpen(let reason): "cannot open the store: \(reason)"
-        case .newerSchema(let location): "the store at \(location) was written by a newer verify-pipeline; upgrade to read it"
-        case .database(let message): "store error: \(message)"
-        case .cancelled: "the store write was cancelled before it started"
-        case .tampered(let place): "the sealed value at \(place) does not open: it was altered or moved from another row"
-        case .purged(let id): "transaction '\(id)' had its identity data purged under the retention policy and takes no more documents"
+    /// The documents an earlier release named with plain SHA-256, renamed with `identity`: their fields sealed to the
+    /// new id, and the sealed texts that name them (other parts' results) rewritten.
+    private static func renames(_ documents: [LegacyDocument], _ identity: DocumentIdentity, _ sealing: StoreSealing) throws(StoreError)
+        -> DocumentRenames
+    {
+        var renames: [DocumentRename] = []
+        for document in documents {
+            guard let rename = identity.rename(id: document.id, transactionId: document.transactionId, contentHash: document.contentHash)
+            else { continue }
+            let fields =
+                document.fields.isEmpty
+                ? document.fields
+                : try sealing.seal(try sealing.open(document.fields, .documentFields, row: rename.from), .documentFields, row: rename.to)
+            renames.append(DocumentRename(from: rename.from, to: rename.to, contentHash: rename.contentHash, fields: fields))
+        }
+        let map = Dictionary(uniqueKeysWithValues: renames.map { ($0.from, $0.to) })
+        return DocumentRenames(renames: renames) { stored, column, row throws(StoreError) in
+            let text = try sealing.open(stored, column, row: row)
+            let renamed = DocumentIdentity.renaming(text, map)
+            return renamed == text ? stored : try sealing.seal(renamed, column, row: row)
         }
     }
 
-    /// The spec's code when the failure belongs to one document.
-    package var failureCode: FailureCode {
-        switch self {
-        case .transition(let error): error.failureCode
-        case .unknownTransaction, .verificationCodeMismatch, .purged: .document(.initiateDocumentTransactionError)
-        default: .document(.submissionError)
+    // MARK: - Rows to records
+
+    /// A transaction row with its values opened. A purged transaction's code and payload are gone: there is nothing
+    /// to open.
+    func transactionRead(_ row: TransactionRow) throws(StoreError) -> TransactionRead {
+        let sealing = sealing, purged = row.purgedAt != nil
+        let transaction = StoredTransaction(
+            id: row.id, verificationCode: purged ? "" : try sealing.open(row.verificationCode, .verificationCode, row: row.id),
+            envId: row.envId, state: row.state, createdAt: row.createdAt, updatedAt: row.updatedAt,
+            signals: purged ? nil : try sealing.open(optional: row.signals, .signals, row: row.id),
+            version: row.version, purgedAt: row.purgedAt)
+        return TransactionRead(transaction: transaction)
+    }
+
+    private func summary(_ row: SummaryRow) -> TransactionSummary {
+        TransactionSummary(
+            id: row.id, status: row.status, documents: row.documents, updatedAt: row.updatedAt, expiresAt: row.expiresAt,
+            data: DataState(purgedAt: row.purgedAt, sealing))
+    }
+
+    /// `body`, where a value that does not open may have been sealed again by a key rotation this process did not
+    /// see: that is said as such.
+    private func opening<T>(_ body: () async throws(StoreError) -> T) async throws(StoreError) -> T {
+        do {
+            return try await body()
+        } catch .tampered(let place) {
+            let wrapped = keys.withLock { $0.wrapped }
+            if let current = try? await backend.readKey().wrapped, current != wrapped {
+                throw .keyChangedElsewhere(wasEncrypted: wrapped != nil)
+            }
+            throw .tampered(place)
         }
     }
 
-    package var message: String { description }
-}
+    // MARK: - Reads
 
-/// Where transactions, documents, their status history and submissions live, durable across crashes.
-/// Every status change goes through `TransactionState.applying` and is written with its history rows in one
-/// database transaction. SQLite is the embedded default; the protocol leaves room for a shared server store.
-package protocol TransactionStore: Sendable {
-    /// Creates the transaction, or returns it unchanged when it exists with the same verification code; another
-    /// code is refused (`verificationCodeMismatch`).
-    func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction
-    /// Stores a new document and moves its type to COLLECTED; a document id seen before changes nothing.
-    func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome
-    /// Applies any other event (process, skip, reject) to a transaction's document type.
-    func apply(
-        _ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
-        at time: Date
-    ) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])
-    /// The transaction's input ended (CONTRACT §1): its documents still OPTIONAL become SKIPPED, in one database
-    /// transaction. nil when there is no such transaction.
-    func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError) -> (StoredTransaction, [TransitionRecord])?
-    /// Records an attempt to submit a document and where it stands.
-    func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError) -> SubmissionRecord
-    /// Records a submission's end and moves the document in the same database transaction: accepted ->
-    /// PROCESSED; failed permanently -> back to its policy status. A crash cannot separate the two. Ends any claim.
-    /// `type` is the document's: the move is refused (`unknownDocument`) unless the document is the transaction's,
-    /// of that type.
-    func finishSubmission(
-        documentId: String, type: DocumentType, of transactionId: String, accepted: Bool,
-        error: String?, at time: Date
-    ) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])
-    func submission(documentId: String) async throws(StoreError) -> SubmissionRecord?
-    /// Claims the recorded document's submission for `owner` until `expiry`, in one database transaction: unless it
-    /// was accepted, or another owner's claim has not yet expired at `time`. Claiming again renews one's own claim.
-    func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError) -> SubmissionClaim
-    /// Gives up `owner`'s claim without an outcome (its run was cancelled mid-send): others may claim it at once. A
-    /// submission never tried before leaves no row, as if it had not been claimed.
-    func releaseSubmission(documentId: String, owner: String) async throws(StoreError)
-    /// Stores the transaction's signals payload unless it has one: the first one set is kept, and returned.
-    func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String
-    /// Protect's state of the transaction (its behavioural data and risk evaluation), kept as JSON in a table of
-    /// its own: the store keeps it, the Protect module defines `State`. nil until one is written.
-    func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State?
-    /// Replaces Protect's state with `transform` of it, read and written in one database transaction; returns what
-    /// the transaction now holds.
-    func updateProtectState<State: Codable & Sendable>(
-        of transactionId: String, as type: State.Type,
-        _ transform: @escaping @Sendable (State?) -> State?
-    ) async throws(StoreError) -> State?
-    func document(id: String) async throws(StoreError) -> DocumentRecord?
-    func transaction(id: String) async throws(StoreError) -> StoredTransaction?
-    /// The transaction as this process last wrote or read it, without a round trip when it has one; else as
-    /// stored. A change another process made since may be missing: for what is sent or shown, never for a decision.
-    func latestKnown(id: String) async throws(StoreError) -> StoredTransaction?
-    func report(id: String) async throws(StoreError) -> TransactionReport?
-    func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary]
-    /// How many of `ids` are at `status`, in one read however many there are (a run's closing summary).
-    func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int
+    package func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
+        try await opening { () throws(StoreError) in
+            try await backend.read(transaction: id, document: nil).map { row, _ throws(StoreError) in try transactionRead(row).transaction }
+        }
+    }
+
+    package func document(id: String) async throws(StoreError) -> DocumentRecord? {
+        try await opening { () throws(StoreError) -> DocumentRecord? in
+            guard let row = try await backend.document(id: id) else { return nil }
+            return DocumentRecord(
+                id: row.id, transactionId: row.transactionId, type: row.type,
+                fields: try FieldsColumn.decode(row.fields, sealing, document: row.id),
+                source: row.source, contentHash: row.contentHash, createdAt: row.createdAt)
+        }
+    }
+
+    /// Everything `verify-pipeline status ID` shows, read in one statement.
+    package func report(id: String) async throws(StoreError) -> TransactionReport? {
+        try await opening { () throws(StoreError) -> TransactionReport? in
+            guard let rows = try await backend.report(id: id) else { return nil }
+            let transaction = try transactionRead(rows.transaction).transaction
+            var documents: [TransactionReport.Document] = []
+            for (row, submission) in rows.documents {
+                let keys = try FieldsColumn.decode(row.fields, sealing, document: row.id).keys
+                documents.append(.init(id: row.id, type: row.type, source: row.source, keys: keys, submission: submission))
+            }
+            return TransactionReport(
+                transaction: transaction, documents: documents, history: rows.history,
+                data: DataState(purgedAt: transaction.purgedAt, sealing))
+        }
+    }
+
+    package func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
+        try await backend.submission(documentId: documentId)
+    }
+
+    package func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
+        try await backend.summaries(status: status).map(summary)
+    }
 
     /// A page of the transaction list, the most recently changed first (then by id, descending): at most `limit`,
     /// after `cursor` when given, in `status` when given, with `search` in their id when given. Reads one page's
     /// rows, however many transactions there are.
-    func transactions(
-        status: DocumentSubmissionStatus?, search: String?, limit: Int,
-        after cursor: TransactionCursor?
-    ) async throws(StoreError) -> TransactionPage
+    package func transactions(
+        status: DocumentSubmissionStatus?, search: String?, limit: Int, after cursor: TransactionCursor?
+    ) async throws(StoreError) -> TransactionPage {
+        let (rows, next) = try await backend.page(status: status, search: search, limit: limit, after: cursor)
+        return TransactionPage(transactions: rows.map(summary), next: next)
+    }
+
     /// The counts the operator's view shows: transactions by status, and documents collected since `since`.
-    func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview
-
-    // MARK: Identity data at rest
-
-    /// Whether the values holding identity data are sealed.
-    var isEncrypted: Bool { get }
-    /// Removes the identity data (document fields, verification code, Protect payload and state) of the transactions
-    /// `retention` selects among those that are finished: COMPLETED, or past their expiry with no document waiting to
-    /// be submitted. Their statuses and history stay, and the purge is added to the history. A dry run only says
-    /// which. SQLite is vacuumed afterwards so the purged bytes leave the file.
-    func purge(_ retention: Retention, at time: Date, dryRun: Bool) async throws(StoreError) -> PurgeOutcome
-    /// Seals every value of a store in clear under a new data key wrapped by `key`, in one database transaction;
-    /// returns how many values it sealed. A store encrypted already is refused.
-    func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int
-    /// Replaces the data key with a new one wrapped by `key`: every sealed value is sealed again under it in one
-    /// database transaction, then the tables are rewritten so the old values and wrapping leave their files. Returns
-    /// how many values. The key the store was opened with opens nothing of it afterwards. Other processes must be
-    /// stopped first (PostgreSQL refuses while any is connected; on SQLite their next write is refused).
-    func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int
-    /// The secret the pipeline names documents with (`DocumentIdentity`).
-    func documentIdentity() throws(StoreError) -> DocumentIdentity
-}
-
-/// Where a page of the transaction list ends: its last transaction's update time and id.
-package struct TransactionCursor: Sendable, Equatable {
-    /// The last row's time, to the microsecond a store keeps (PostgreSQL keeps microseconds; a cursor in
-    /// milliseconds skipped and repeated rows there).
-    package var time: BoundedTime
-    package var id: String
-
-    package var updatedAt: Date { time.date }
-
-    package init(time: BoundedTime, id: String) {
-        self.time = time
-        self.id = id
+    package func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {
+        try await backend.overview(collectedSince: since)
     }
 
-    /// A row's time; times outside `BoundedTime` (which no store writes) are clamped to its ends.
-    package init(updatedAt: Date, id: String) {
-        let microseconds = updatedAt.timeIntervalSince1970 * 1_000_000
-        let clamped = microseconds.isFinite ? min(max(microseconds.rounded(), 0), Double(BoundedTime.microsecondRange.upperBound)) : 0
-        self.init(time: BoundedTime(microseconds: Int64(clamped))!, id: id)
+    /// How many of `ids` are at `status`, in one read however many there are (a run's closing summary).
+    package func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
+        try await backend.count(of: ids, status: status)
     }
 
-    /// As an API passes it (`after=`): `u`, microseconds since 1970, `|` and the id, base64url.
-    package var text: String {
-        Data("u\(time.microseconds)|\(id)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    // MARK: - Submissions, signals and Protect's state
+
+    /// Claims the recorded document's submission for `owner` until `expiry` (`SubmissionRules.claim`), in one database
+    /// transaction. Claiming again renews one's own claim.
+    package func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError)
+        -> SubmissionClaim
+    {
+        try await backend.claimSubmission(documentId: documentId, owner: owner, until: expiry, at: time)
     }
 
-    /// Any text a client sends: nil unless it is a cursor whose time `BoundedTime` holds (earlier releases' cursors,
-    /// in milliseconds without the `u`, are read too).
-    package init?(text: String) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard text.count <= 512, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
-            let bar = decoded.firstIndex(of: "|")
-        else { return nil }
-        let number = decoded[..<bar]
-        let microseconds: Int64?
-        if number.hasPrefix("u") {
-            microseconds = Int64(number.dropFirst())
-        } else {
-            microseconds = Int64(number).flatMap { $0.multipliedReportingOverflow(by: 1000).overflow ? nil : $0 * 1000 }
+    /// Gives up `owner`'s claim without an outcome (its run was cancelled mid-send): others may claim it at once. A
+    /// submission never tried before leaves no row, as if it had not been claimed.
+    package func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
+        try await backend.releaseSubmission(documentId: documentId, owner: owner)
+    }
+
+    /// Stores the transaction's signals payload unless it has one: the first one set is kept, and returned.
+    package func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
+        let sealing = sealing
+        guard let stored = try await backend.setSignals(try sealing.seal(signals, .signals, row: transactionId), of: transactionId) else {
+            throw .unknownTransaction(transactionId)
         }
-        guard let microseconds, let time = BoundedTime(microseconds: microseconds) else { return nil }
-        self.init(time: time, id: String(decoded[decoded.index(after: bar)...]))
-    }
-}
-
-/// One page of the transaction list, and where the next one starts (nil: this is the last).
-package struct TransactionPage: Sendable, Equatable {
-    package var transactions: [TransactionSummary]
-    package var next: TransactionCursor?
-}
-
-/// What the operator's view counts in the store.
-package struct StoreOverview: Sendable, Equatable {
-    package var transactions: [DocumentSubmissionStatus: Int]
-    /// Documents collected since the time asked for.
-    package var collected: Int
-}
-
-/// How long identity data stays (the pipeline's `retention`), with the modes of PingOne's push storage.
-package struct Retention: Sendable, Equatable {
-    package enum Mode: String, Sendable, CaseIterable {
-        case none, count, age, hybrid
+        // A purged transaction holds none: it takes no more.
+        guard let stored else { throw .purged(transactionId) }
+        return try sealing.open(stored, .signals, row: transactionId)
     }
 
-    package var mode: Mode
-    /// count and hybrid: the newest this many transactions (by creation) keep their data.
-    package var keep: Int
-    /// age and hybrid: the data of transactions created longer ago than this goes.
-    package var maxAge: TimeInterval
-
-    package init(mode: Mode = .none, keep: Int = 10_000, maxAge: TimeInterval = 30 * 86_400) {
-        self.mode = mode
-        self.keep = keep
-        self.maxAge = maxAge
-    }
-
-    var byCount: Bool { mode == .count || mode == .hybrid }
-    var byAge: Bool { mode == .age || mode == .hybrid }
-
-    /// As the history records it: `retention count 100`, `retention age 30d`, `retention hybrid 100, 30d`.
-    package var label: String {
-        let age =
-            maxAge.truncatingRemainder(dividingBy: 86_400) == 0
-            ? "\(Int(maxAge / 86_400))d"
-            : maxAge.truncatingRemainder(dividingBy: 3600) == 0 ? "\(Int(maxAge / 3600))h" : "\(Int(maxAge))s"
-        return switch mode {
-        case .none: "retention none"
-        case .count: "retention count \(keep)"
-        case .age: "retention age \(age)"
-        case .hybrid: "retention hybrid \(keep), \(age)"
+    /// Protect's state of the transaction (its behavioural data and risk evaluation), kept as JSON in a table of its
+    /// own: the store keeps it, the Protect module defines `State`. nil until one is written.
+    package func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State? {
+        let sealing = sealing
+        return try await opening { () throws(StoreError) -> State? in
+            try await backend.protectState(of: transactionId).map { text throws(StoreError) in
+                try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId)
+            }
         }
     }
 
-    /// The history's reason for a purge.
-    var reason: String { "identity data purged (\(label))" }
-}
-
-/// What a purge removed, or would remove in a dry run.
-package struct PurgeOutcome: Sendable, Equatable {
-    /// The transactions whose data went, oldest first.
-    package var transactions: [String]
-    /// Their documents.
-    package var documents: Int
+    /// Replaces Protect's state with `transform` of it, read and written in one database transaction; returns what
+    /// the transaction now holds. A purged transaction's state is gone for good: nothing after the purge brings it back.
+    package func updateProtectState<State: Codable & Sendable>(
+        of transactionId: String, as type: State.Type, _ transform: @escaping @Sendable (State?) -> State?
+    ) async throws(StoreError) -> State? {
+        let sealing = sealing
+        let updated = try await backend.updateProtectState(of: transactionId) { purged, stored throws(StoreError) -> (ProtectStateWrite, State?) in
+            if purged { return (.keep, nil) }
+            let current = try stored.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId) }
+            guard let updated = transform(current) else { return (.delete, nil) }
+            return (.save(try ProtectStateColumn.encode(updated, sealing, row: transactionId)), updated)
+        }
+        guard let updated else { throw .unknownTransaction(transactionId) }
+        return updated
+    }
 }

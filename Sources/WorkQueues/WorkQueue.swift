@@ -70,11 +70,13 @@ extension StoreLocation {
     package func withWorkQueue<T: Sendable>(
         create: Bool, encryption: StoreEncryption = .ifEncrypted(nil),
         logger: Logger = Logger(label: "verify-pipeline.store"),
-        _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T
+        _ body: @escaping @Sendable (TransactionStore, any WorkQueue) async throws -> T
     ) async throws -> T {
         let requirement = "the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)"
-        return try await withPostgres(create: create, encryption: encryption, logger: logger, requirement: requirement) { store, database, sealing in
-            let queue = PostgresWorkQueue(database: database, sealing: sealing)
+        return try await withPostgres(
+            create: create, encryption: encryption, logger: logger, neighbours: WorkItems.neighbours, requirement: requirement
+        ) { store, database in
+            let queue = PostgresWorkQueue(database: database, sealing: store.sealing)
             do {
                 if create {
                     try await queue.migrate()

@@ -133,7 +133,7 @@ struct PipelineOptions: ParsableArguments {
     }
 
     /// The metrics endpoint beside the run, when `--metrics-bind` asks for one.
-    func metricsServer(_ store: any TransactionStore, logger: Logger) throws -> [any Service] {
+    func metricsServer(_ store: TransactionStore, logger: Logger) throws -> [any Service] {
         guard let metricsBind else { return [] }
         let address = try listen.address(metricsBind, option: "--metrics-bind")
         do {
@@ -152,7 +152,7 @@ struct PipelineOptions: ParsableArguments {
 
     /// Applies the pipeline's retention policy (at the end of a run, and periodically in a worker); a failure is
     /// reported, and the data stays for the next time.
-    static func applyRetention(_ retention: Retention, to store: any TransactionStore, logger: Logger) async {
+    static func applyRetention(_ retention: Retention, to store: TransactionStore, logger: Logger) async {
         guard retention.mode != .none else { return }
         do {
             let outcome = try await store.purge(retention, at: Date(), dryRun: false)
@@ -221,7 +221,7 @@ struct PipelineOptions: ParsableArguments {
             let submitter = try submitter(configuration, client: client, logger: logger)
             let riskEvaluator = riskEvaluator(configuration, client: client)
             let omitImages = omitImages, shutdownGrace = self.shutdownGraceDuration
-            let run: @Sendable (any TransactionStore) async throws -> RunSummary = { store in
+            let run: @Sendable (TransactionStore) async throws -> RunSummary = { store in
                 let runner = PipelineRunner(
                     configuration: configuration, store: store, submitter: submitter, logger: logger,
                     omitImages: omitImages, riskEvaluator: riskEvaluator)
@@ -284,7 +284,7 @@ struct PipelineOptions: ParsableArguments {
 struct RetentionService: Service {
     let retention: Retention
     let interval: TimeInterval
-    let store: any TransactionStore
+    let store: TransactionStore
     let logger: Logger
 
     func run() async throws {

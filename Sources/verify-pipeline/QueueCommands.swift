@@ -78,7 +78,7 @@ extension VerifyPipeline {
             let summary = try await options.withHTTPClient(configuration) { client in
                 let submitter = try options.submitter(configuration, client: client, logger: logger)
                 let riskEvaluator = options.riskEvaluator(configuration, client: client)
-                let work: @Sendable (any TransactionStore, any WorkQueue) async throws -> RunSummary = { store, queue in
+                let work: @Sendable (TransactionStore, any WorkQueue) async throws -> RunSummary = { store, queue in
                     let runner = PipelineRunner(
                         configuration: configuration, store: store, submitter: submitter, logger: logger,
                         omitImages: omitImages, riskEvaluator: riskEvaluator)

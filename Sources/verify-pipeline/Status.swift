@@ -37,7 +37,7 @@ extension VerifyPipeline {
 
         func run() async throws {
             let transactionId = transactionId, json = json, signals = signals, filter = state
-            let show: @Sendable (any TransactionStore) async throws -> Void = { store in
+            let show: @Sendable (TransactionStore) async throws -> Void = { store in
                 if let transactionId {
                     guard let report = try await store.report(id: transactionId) else {
                         CommandOutput.fail("no transaction '\(transactionId)' in the store")

@@ -45,11 +45,12 @@ struct StoreOptions: ParsableArguments {
     /// Runs `body` with the store open; a store that cannot be opened is the spec's exit 2 with a one-line reason.
     func withStore<T: Sendable>(
         create: Bool, readOnly: Bool = false, encryption: StoreEncryption, logger: Logger = Logger(label: "verify-pipeline"),
-        _ body: @escaping @Sendable (any TransactionStore) async throws -> T
+        _ body: @escaping @Sendable (TransactionStore) async throws -> T
     ) async throws -> T {
         do {
+            // The work queue's items in a PostgreSQL store's database are purged and sealed again with the store's.
             return try await StoreLocation.resolve(option: url).withStore(
-                create: create, readOnly: readOnly, encryption: encryption, logger: logger, body)
+                create: create, readOnly: readOnly, encryption: encryption, logger: logger, neighbours: WorkItems.neighbours, body)
         } catch let error as StoreError {
             throw CommandFailure(error.description)
         }
@@ -60,7 +61,7 @@ extension StoreOptions {
     /// Runs `body` with the store and its work queue open; a store without one (SQLite) is a configuration error.
     func withWorkQueue<T: Sendable>(
         create: Bool, encryption: StoreEncryption, logger: Logger,
-        _ body: @escaping @Sendable (any TransactionStore, any WorkQueue) async throws -> T
+        _ body: @escaping @Sendable (TransactionStore, any WorkQueue) async throws -> T
     ) async throws -> T {
         do {
             return try await StoreLocation.resolve(option: url).withWorkQueue(create: create, encryption: encryption, logger: logger, body)

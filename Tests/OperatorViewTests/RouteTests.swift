@@ -16,10 +16,10 @@ struct RouteTests {
     static let loopback = try! OperatorView.BindAddress(parsing: "127.0.0.1:0")
 
     /// A store with one transaction whose government id was collected with a family name and a document number.
-    static func store() async throws -> (any TransactionStore, URL) {
+    static func store() async throws -> (TransactionStore, URL) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routes-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let store = try SQLiteTransactionStore(path: folder.appendingPathComponent("store.sqlite").path)
+        let store = try await TransactionStore.sqlite(path: folder.appendingPathComponent("store.sqlite").path)
         let t0 = Date()
         _ = try await store.openTransaction(
             NewTransaction(

@@ -38,11 +38,7 @@ struct RunnerTests {
         return configuration
     }
 
-    static func freshStore() throws -> SQLiteTransactionStore {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runner-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return try SQLiteTransactionStore(path: folder.appendingPathComponent("store.sqlite").path)
-    }
+    static func freshStore() async throws -> TransactionStore { try await TransactionStore.inMemory() }
 
     /// A pipe holding `lines`; its write end stays open unless `close` (then the input ends after them).
     static func pipe(_ lines: [String], close: Bool = true) throws -> Pipe {
@@ -67,7 +63,7 @@ struct RunnerTests {
 
     @Test("every line gets one outcome; a bad line fails alone with its code; the store holds what was done")
     func streamOutcomes() async throws {
-        let store = try Self.freshStore()
+        let store = try await Self.freshStore()
         let input = try Self.pipe([
             #"{"id":"a","qr":"\#(Self.qr("t-1"))","type":"EMAIL","email":"a@example.com"}"#,
             "{not json",
@@ -91,7 +87,7 @@ struct RunnerTests {
 
     @Test("cancelled with submissions in flight: the run returns, nothing unfinished is recorded, a re-run sends each document once")
     func cancelledMidSubmission() async throws {
-        let store = try Self.freshStore()
+        let store = try await Self.freshStore()
         let lines = [
             #"{"id":"a","qr":"\#(Self.qr("t-1"))","type":"EMAIL","email":"a@example.com"}"#,
             #"{"id":"b","qr":"\#(Self.qr("t-2"))","type":"EMAIL","email":"b@example.com"}"#
@@ -135,7 +131,7 @@ struct RunnerTests {
 
     @Test("stop ends the intake though the input stays open; what was taken finishes and is reported")
     func stopEndsIntake() async throws {
-        let store = try Self.freshStore()
+        let store = try await Self.freshStore()
         let input = try Self.pipe([#"{"id":"a","qr":"\#(Self.qr("t-1"))","type":"EMAIL","email":"a@example.com"}"#], close: false)
         let runner = PipelineRunner(configuration: Self.configuration, store: store, submitter: LocalSubmitter(), logger: Logger(label: "test"))
         let emitted = Emitted(), stop = StopSignal()
@@ -150,7 +146,7 @@ struct RunnerTests {
 
     @Test("a second QR for a known transaction with another verification code is refused; nothing is submitted for it")
     func verificationCodeMismatch() async throws {
-        let store = try Self.freshStore()
+        let store = try await Self.freshStore()
         let input = try Self.pipe([
             #"{"id":"a","qr":"\#(Self.qr("t-1", code: "C1"))","type":"EMAIL","email":"a@example.com"}"#,
             #"{"id":"b","qr":"\#(Self.qr("t-1", code: "FORGED"))","type":"PHONE","phone":"+1 555 0100"}"#
@@ -167,7 +163,7 @@ struct RunnerTests {
     @Test("a folder that is not there fails the run, before anything is read")
     func missingFolder() async throws {
         let runner = PipelineRunner(
-            configuration: Self.configuration, store: try Self.freshStore(), submitter: LocalSubmitter(),
+            configuration: Self.configuration, store: try await Self.freshStore(), submitter: LocalSubmitter(),
             logger: Logger(label: "test"))
         await #expect(throws: DocumentFailure.self) {
             _ = try await runner.run(.folder(URL(fileURLWithPath: "/nonexistent-\(UUID())")), stop: StopSignal()) { _, _ in }

@@ -52,7 +52,7 @@ func identity(_ n: Int) -> (name: String, birth: String, number: String, code: S
 }
 
 /// A transaction with one government id, its Protect payload and state; COMPLETED when `complete`.
-func fill(_ store: any TransactionStore, _ n: Int, createdAt: Date = t0, lifetime: TimeInterval = 1800, complete: Bool = true) async throws {
+func fill(_ store: TransactionStore, _ n: Int, createdAt: Date = t0, lifetime: TimeInterval = 1800, complete: Bool = true) async throws {
     let values = identity(n)
     let id = "txn-\(n)"
     _ = try await store.openTransaction(
@@ -337,7 +337,7 @@ struct AtRestTests {
 
     /// Transactions 1–4 COMPLETED, created 10, 8, 6 and 4 days before `now`; 5 still open (STARTED-to-be, collected
     /// but not submitted) and old; 6 expired without a document; 7 COMPLETED and new.
-    static func retentionStore(_ store: any TransactionStore, now: Date) async throws {
+    static func retentionStore(_ store: TransactionStore, now: Date) async throws {
         for (n, daysAgo) in [(1, 10.0), (2, 8), (3, 6), (4, 4), (7, 0.5)] {
             try await fill(store, n, createdAt: now.addingTimeInterval(-daysAgo * 86_400))
         }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import PostgresTestSupport
 import Testing
 
 @testable import TransactionStore
@@ -15,7 +16,7 @@ struct MigrationTests {
 
     @Test("SQLite migrations: names, order and SQL as shipped")
     func sqlite() {
-        let shipped = SQLiteTransactionStore.migrations.map { "\($0.identifier) \(Self.digest($0.sql))" }
+        let shipped = SQLiteSchema.migrations.map { "\($0.identifier) \(Self.digest($0.sql))" }
         #expect(
             shipped == [
                 "v1-transactions-documents-transitions-submissions d7eaa2d3318e1405d3fbfbe0c218a8bfd77fd9682f6c35259620104451893f4b",
@@ -31,20 +32,50 @@ struct MigrationTests {
 
     @Test("PostgreSQL migrations: names, order and SQL as shipped")
     func postgres() {
-        let shipped = PostgresTransactionStore.migrations.map { "\($0.0) \(Self.digest($0.1.joined(separator: ";\n")))" }
+        let shipped = PostgresSchema.migrations.map { "\($0.0) \(Self.digest($0.1.joined(separator: ";\n")))" }
         #expect(
             shipped == [
                 "v1-transactions-documents-transitions-submissions 9275bb43ab1bca1c74a034605adda4cb0db56e84570ed53ba47983621f1f7c3c",
                 "v2-protect-behavior-and-risk 10fd0cfc529a3dd76b180b3db3744ea0848f3a04319ef03c905c24b4d3321f1b",
-                "v5-transaction-versions 02718b98836f3b7e2a49784695b174c5ae536e241b83e2da4193eda3a814c2f4",
-                "v6-protect-states aaf17bae40fbdbc89010675e82d0a37e88dd15068e6385e5939695df2daa2512",
-                "v7-submission-claims 7d8e11a706d90347e4a21cb60bfa149f4141afb3f4ca70feafd1701aed2cccd3",
-                "v8-store-keys-and-purges 2613342d71e13abac167dc2eaf693fe2b3bf9be396cd64df44540828eae33f0a",
-                "v9-operator-view-indexes 934294e2a7b3d46af9c3e7654e4e8ddc32ca27354dfbf8faa4d66844e13c29da",
-                "v10-document-identity 5bc576743378cce050ee15cb9ed19c735a1071b8333b2b12477417ae7d9903ce"
+                "v3-transaction-versions 02718b98836f3b7e2a49784695b174c5ae536e241b83e2da4193eda3a814c2f4",
+                "v4-protect-states aaf17bae40fbdbc89010675e82d0a37e88dd15068e6385e5939695df2daa2512",
+                "v5-submission-claims 7d8e11a706d90347e4a21cb60bfa149f4141afb3f4ca70feafd1701aed2cccd3",
+                "v6-store-keys-and-purges 2613342d71e13abac167dc2eaf693fe2b3bf9be396cd64df44540828eae33f0a",
+                "v7-operator-view-indexes 934294e2a7b3d46af9c3e7654e4e8ddc32ca27354dfbf8faa4d66844e13c29da",
+                "v8-document-identity 5bc576743378cce050ee15cb9ed19c735a1071b8333b2b12477417ae7d9903ce"
             ])
         // Moved, unchanged, to the work queue's own ledger (WorkQueuesTests pins them there).
-        #expect(PostgresTransactionStore.retiredMigrations == ["v3-work-queue", "v4-work-groups"])
+        #expect(PostgresSchema.retiredMigrations == ["v3-work-queue", "v4-work-groups"])
+    }
+
+    @Test("both backends record the same migration identifiers, in the same order")
+    func alignedIdentifiers() {
+        #expect(SQLiteSchema.migrations.map(\.identifier) == PostgresSchema.migrations.map(\.0))
+        #expect(Set(PostgresSchema.adopted.values).isSubset(of: Set(PostgresSchema.migrations.map(\.0))))
+    }
+
+    @Test("a PostgreSQL database the previous release migrated opens read-only as it is, and a writing open adopts its ledger")
+    func postgresAdoption() async throws {
+        let url = try await TestPostgres.freshDatabase(prefix: "adopt")
+        let location = try StoreLocation(parsing: url)
+        try await location.withStore(create: true) { store in _ = try await store.openTransaction(newTransaction("t1")) }
+        // The ledger as the previous release wrote it, under its own identifiers.
+        try await TestPostgres.execute(
+            url, PostgresSchema.adopted.map { old, new in "UPDATE schema_migrations SET identifier = '\(old)' WHERE identifier = '\(new)'" })
+        func ledger() async throws -> String? {
+            try await TestPostgres.text(url, "SELECT string_agg(identifier, ',' ORDER BY identifier) FROM schema_migrations")
+        }
+        let previous = try await ledger()
+        #expect(previous?.contains("v10-document-identity") == true)
+
+        let read = try await location.withStore(create: false, readOnly: true) { store in try await store.transaction(id: "t1")?.id }
+        #expect(read == "t1")
+        #expect(try await ledger() == previous, "a read-only open writes nothing")
+
+        // A writing open rewrites the ledger and applies nothing again (it would fail on tables that exist).
+        let written = try await location.withStore(create: false) { store in try await store.transaction(id: "t1")?.id }
+        #expect(written == "t1")
+        #expect(try await ledger() == PostgresSchema.migrations.map(\.0).sorted().joined(separator: ","))
     }
 
     /// Protect's state as the Protect module of the time wrote it, in the columns v2 added.
@@ -60,7 +91,7 @@ struct MigrationTests {
         let path = folder.appendingPathComponent("verify-pipeline.sqlite").path
         func makeVersion3Store() throws {
             var migrator = DatabaseMigrator()
-            for (identifier, sql) in SQLiteTransactionStore.migrations.prefix(3) {
+            for (identifier, sql) in SQLiteSchema.migrations.prefix(3) {
                 migrator.registerMigration(identifier) { db in try db.execute(sql: sql) }
             }
             let queue = try DatabaseQueue(path: path)
@@ -77,7 +108,7 @@ struct MigrationTests {
             }
         }
         try makeVersion3Store()
-        let store = try SQLiteTransactionStore(path: path, create: false)
+        let store = try await TransactionStore.sqlite(path: path, create: false)
         #expect(
             try await store.protectState(of: "t1", as: LegacyProtectState.self)
                 == LegacyProtectState(behavior: ["retries": 2], riskEvaluation: #"{"level":"LOW"}"#))

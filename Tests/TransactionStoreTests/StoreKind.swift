@@ -31,7 +31,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 
     /// Runs `body` with a fresh store of this kind.
-    func withFreshStore(_ body: @escaping @Sendable (any TransactionStore, StoreLocation) async throws -> Void) async throws {
+    func withFreshStore(_ body: @escaping @Sendable (TransactionStore, StoreLocation) async throws -> Void) async throws {
         let location = try await freshLocation()
         try await location.withStore(create: true, encryption: encryption) { store in try await body(store, location) }
     }

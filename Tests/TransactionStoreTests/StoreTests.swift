@@ -12,13 +12,13 @@ let t0 = Date(timeIntervalSince1970: 1_795_305_600)
 struct TemporaryStore {
     let folder: URL
     let path: String
-    let store: SQLiteTransactionStore
+    let store: TransactionStore
 
-    init() throws {
+    init() async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         path = folder.appendingPathComponent("verify-pipeline.sqlite").path
-        store = try SQLiteTransactionStore(path: path)
+        store = try await TransactionStore.sqlite(path: path)
     }
 
     func rowCounts() throws -> [Int] {
@@ -157,6 +157,44 @@ struct StoreTests {
         }
     }
 
+    /// The submission rules (`SubmissionRules`), stated in Swift for SQLite and as upserts for PostgreSQL, case by
+    /// case: each row is a step on one document and the answer both backends must give.
+    @Test("the claim and attempt rules give the same answer on both backends, case by case", arguments: StoreKind.allCases)
+    func submissionRuleCases(_ kind: StoreKind) async throws {
+        enum Step {
+            case claim(String, until: TimeInterval, at: TimeInterval, SubmissionClaim)
+            case record(SubmissionOutcome, attempts: Int)
+        }
+        let steps: [Step] = [
+            .claim("a", until: 60, at: 0, .claimed(attempts: 0)),  // no row yet: taken
+            .claim("b", until: 90, at: 59, .held(until: t0.addingTimeInterval(60), attempts: 0)),  // another's, not expired
+            .claim("a", until: 120, at: 59, .claimed(attempts: 0)),  // its owner renews it
+            .record(.pending, attempts: 0),  // a PENDING record counts no attempt and keeps the claim
+            .claim("b", until: 150, at: 119, .held(until: t0.addingTimeInterval(120), attempts: 0)),
+            .claim("b", until: 180, at: 120, .claimed(attempts: 0)),  // expired at that very instant: taken over
+            .record(.failed, attempts: 1),  // an attempt that ended counts, and ends the claim
+            .claim("a", until: 240, at: 121, .claimed(attempts: 1)),
+            .record(.accepted, attempts: 2),
+            .claim("b", until: 300, at: 122, .accepted),  // accepted: nothing to send, whoever asks
+            .claim("a", until: 300, at: 122, .accepted)
+        ]
+        try await kind.withFreshStore { store, _ in
+            _ = try await store.openTransaction(newTransaction("t1"))
+            _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
+            for (index, step) in steps.enumerated() {
+                switch step {
+                case .claim(let owner, let until, let at, let expected):
+                    let answer = try await store.claimSubmission(
+                        documentId: "d1", owner: owner, until: t0.addingTimeInterval(until), at: t0.addingTimeInterval(at))
+                    #expect(answer == expected, "step \(index)")
+                case .record(let outcome, let attempts):
+                    let record = try await store.recordSubmission(documentId: "d1", outcome: outcome, error: nil, at: t0)
+                    #expect(record.attempts == attempts && record.outcome == outcome, "step \(index)")
+                }
+            }
+        }
+    }
+
     @Test(
         "a submission claim: held against others until it expires, renewed by its owner, ended by the finish, given back on release",
         arguments: StoreKind.allCases)
@@ -215,16 +253,30 @@ struct StoreTests {
         let path = folder.appendingPathComponent("verify-pipeline.sqlite").path
         // Threads, not tasks: each open blocks while it migrates, as separate processes would.
         let failures = Mutex<[String]>([])
+        let backends = Mutex<[SQLiteBackend]>([])
         let threads = (0..<8).map { _ in
             Thread {
-                do { _ = try SQLiteTransactionStore(path: path) } catch { failures.withLock { $0.append("\(error)") } }
+                do {
+                    let backend = try SQLiteBackend.file(path: path, create: true, readOnly: false)
+                    backends.withLock { $0.append(backend) }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
             }
         }
         threads.forEach { $0.start() }
         while threads.contains(where: { !$0.isFinished }) { try await Task.sleep(for: .milliseconds(10)) }
+        // Then each records or reads the store's key and document secret, all at once.
+        let secrets = try await withThrowingTaskGroup(of: String.self) { group in
+            for backend in backends.withLock({ $0 }) {
+                group.addTask { try await TransactionStore(backend: backend, encryption: .ifEncrypted(nil)).documentIdentity().stored }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(secrets.count == 1, "every process names documents with the one secret recorded")
         #expect(failures.withLock { $0 } == [])
         let applied = try await DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
-        #expect(applied == SQLiteTransactionStore.migrations.map(\.identifier))
+        #expect(applied == SQLiteSchema.migrations.map(\.identifier))
     }
 
     @Test("a QR naming a known transaction with another verification code is refused, remembered or not", arguments: StoreKind.allCases)
@@ -343,8 +395,8 @@ struct StoreTests {
     }
 
     @Test("the file is created readable by its owner only")
-    func fileMode() throws {
-        let temp = try TemporaryStore()
+    func fileMode() async throws {
+        let temp = try await TemporaryStore()
         let attributes = try FileManager.default.attributesOfItem(atPath: temp.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     }
@@ -393,24 +445,24 @@ struct StoreTests {
 
     @Test("a store written by a newer version is refused, and so is a file that is not a store")
     func openingErrors() async throws {
-        let temp = try TemporaryStore()
+        let temp = try await TemporaryStore()
         let queue = try DatabaseQueue(path: temp.path)
         try await queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')") }
-        #expect(throws: StoreError.newerSchema(temp.path)) { _ = try SQLiteTransactionStore(path: temp.path) }
+        await #expect(throws: StoreError.newerSchema(temp.path)) { _ = try await TransactionStore.sqlite(path: temp.path) }
 
         let bogus = temp.folder.appendingPathComponent("not-a-store.sqlite").path
         try Data("this is not SQLite".utf8).write(to: URL(fileURLWithPath: bogus))
-        #expect { _ = try SQLiteTransactionStore(path: bogus) } throws: { error in
+        await #expect { _ = try await TransactionStore.sqlite(path: bogus) } throws: { error in
             if case .cannotOpen = error as? StoreError { return true } else { return false }
         }
-        #expect(throws: StoreError.cannotOpen("no store at /no/such/store.sqlite")) {
-            _ = try SQLiteTransactionStore(path: "/no/such/store.sqlite", create: false)
+        await #expect(throws: StoreError.cannotOpen("no store at /no/such/store.sqlite")) {
+            _ = try await TransactionStore.sqlite(path: "/no/such/store.sqlite", create: false)
         }
     }
 
     @Test("schema invariants reject bad rows even from outside the store's code")
     func schemaInvariants() async throws {
-        let temp = try TemporaryStore()
+        let temp = try await TemporaryStore()
         _ = try await temp.store.openTransaction(newTransaction("t1"))
         let queue = try DatabaseQueue(path: temp.path)
         for sql in [

@@ -42,7 +42,7 @@ struct HTTPSubmitterTests {
             "drop-1": ("PROCESSED", 2, 1, nil),  // connection dropped before any answer, retried, 409
             "partial-1": ("PROCESSED", 1, 1, nil)  // 201, body cut short: the status was the answer
         ]
-        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
+        let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
         for line in lines {
             let transaction = try #require(line.transactionId)
             let want = try #require(expected[transaction])
@@ -126,7 +126,7 @@ struct HTTPSubmitterTests {
         for key in keys {
             #expect(server.acceptedCount(forKey: key) == 1, "killed after \(killAfter)")
         }
-        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
+        let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
         #expect(try await reader.transactions(status: .completed).count == 150)
     }
 }
@@ -206,7 +206,7 @@ struct ProtectSignalsTests {
         #expect(payloads.count == 2 && Set(payloads).count == 1)
         #expect(SignalsPayload(data: payloads[0])?.behavior == nil)
         #expect(
-            try await SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption).protectState(
+            try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption).protectState(
                 of: "accept-n", as: ProtectState.self)?.behavior == nil)
     }
 
@@ -230,7 +230,7 @@ struct ProtectSignalsTests {
         _ = await process.nextLine()
         process.write(#"{"id":"3","transactionId":"pause-1","type":"SELFIE","skip":true}"#)
         _ = await process.nextLine()
-        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
+        let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
         #expect(try await reader.transaction(id: "pause-1")?.state.submissionStatus == .completed)
         let before = try await reader.protectState(of: "pause-1", as: ProtectState.self)?.behavior
         #expect(before?.arrivalsMs.count == 2)

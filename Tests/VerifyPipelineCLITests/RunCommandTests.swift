@@ -96,7 +96,7 @@ struct RunCommandTests {
         #expect(succeeded.count == 12)
         #expect(succeeded.allSatisfy { $0.alreadySubmitted == true })
         #expect(Set(succeeded.compactMap(\.documentId)) == Set(first.filter { $0.error == nil }.compactMap(\.documentId)))
-        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
+        let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
         for documentId in succeeded.compactMap(\.documentId) {
             #expect(try await reader.submission(documentId: documentId)?.attempts == 1)
         }
@@ -131,7 +131,7 @@ struct RunCommandTests {
         let firstIds = Set(try resultLines(printed.joined(separator: "\n")).compactMap(\.documentId))
         let resent = lines.filter { $0.alreadySubmitted != true && firstIds.contains($0.documentId ?? "") }
         #expect(resent.isEmpty, "killed after \(killAfter)")
-        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
+        let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
         for line in lines {
             let submission = try await reader.submission(documentId: line.documentId ?? "")
             #expect(submission?.attempts == 1 && submission?.outcome == .accepted, "\(line.id), killed after \(killAfter)")
@@ -161,7 +161,7 @@ struct RunCommandTests {
         let run = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline])
         #expect(run.status == 0, "\(run.stderr)")
 
-        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
+        let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
         let first = try #require(try await reader.report(id: "ends-00"))
         let last = try #require(try await reader.report(id: "ends-29"))
         #expect(first.transaction.state.submissionStatus == .completed && last.transaction.state.submissionStatus == .completed)

@@ -205,7 +205,7 @@ struct ServeCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("s.sqlite").path
         let hostile = "<script>alert(1)</script>\"'&"
-        let store = try SQLiteTransactionStore(path: path)
+        let store = try await TransactionStore.sqlite(path: path)
         _ = try await store.openTransaction(
             NewTransaction(
                 id: hostile, verificationCode: "c", policy: [.governmentId: .required],
@@ -276,7 +276,7 @@ struct ServeCommandTests {
         let path = folder.appendingPathComponent("s.sqlite").path
         // A folder name (the transaction id here) with a right-to-left override, BEL and ESC.
         let controlled = "txn-\u{202E}gpj.exe-\u{7}\u{1B}[2J"
-        let store = try SQLiteTransactionStore(path: path)
+        let store = try await TransactionStore.sqlite(path: path)
         _ = try await store.openTransaction(
             NewTransaction(
                 id: controlled, verificationCode: "c", policy: [.governmentId: .required],
@@ -416,7 +416,7 @@ struct ServeCommandTests {
         let folder = try temporaryFolder("serve-rows")
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("s.sqlite").path
-        let store = try SQLiteTransactionStore(path: path)
+        let store = try await TransactionStore.sqlite(path: path)
         let start = Date()
         for n in 0..<60 {
             let at = start.addingTimeInterval(Double(n))

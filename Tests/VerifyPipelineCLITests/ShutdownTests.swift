@@ -87,7 +87,7 @@ struct ShutdownTests {
         #expect(took <= Self.grace + Self.slack, "\(busy): exited \(took) s after SIGTERM")
         if first.process.isRunning { first.process.terminate() }
 
-        let reader = try SQLiteTransactionStore(path: store, create: false, encryption: CLIRunner.storeEncryption)
+        let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
         #expect(try await reader.integrityCheck() == "ok")
 
         // Second run, with an API that answers: every document ends accepted, each exactly once.

@@ -12,7 +12,7 @@ struct StatusCommandTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent("store.sqlite").path
-        let store = try SQLiteTransactionStore(path: path)
+        let store = try await TransactionStore.sqlite(path: path)
         let t0 = Date(timeIntervalSince1970: 1_795_305_600)
         let policy: [DocumentType: DocumentRequirement] = [.governmentId: .required, .selfie: .optional]
         for id in ["txn-complete", "txn-started"] {
@@ -46,7 +46,7 @@ struct StatusCommandTests {
         let ledgerHasIt: () async throws -> Bool
         if backend == "sqlite" {
             let path = folder.appendingPathComponent("store.sqlite").path
-            _ = try SQLiteTransactionStore(path: path)
+            _ = try await TransactionStore.sqlite(path: path)
             // As an earlier version left it: its last migration not yet applied.
             let database = try DatabaseQueue(path: path)
             try await database.write { db in try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v8-document-identity'") }
@@ -62,9 +62,9 @@ struct StatusCommandTests {
         } else {
             store = try await freshPostgresStore()
             try await StoreLocation.resolve(option: store).withStore(create: true) { _ in }
-            try await TestPostgres.execute(store, ["DELETE FROM schema_migrations WHERE identifier = 'v10-document-identity'"])
+            try await TestPostgres.execute(store, ["DELETE FROM schema_migrations WHERE identifier = 'v8-document-identity'"])
             ledgerHasIt = {
-                try await TestPostgres.text(store, "SELECT count(*)::text FROM schema_migrations WHERE identifier = 'v10-document-identity'") != "0"
+                try await TestPostgres.text(store, "SELECT count(*)::text FROM schema_migrations WHERE identifier = 'v8-document-identity'") != "0"
             }
         }
         let outcome = try await CLIRunner.run(["status", "--store", store])
@@ -98,7 +98,7 @@ struct StatusCommandTests {
     func escapesControlCharacters() async throws {
         let folder = try temporaryFolder("status-escape")
         let path = folder.appendingPathComponent("store.sqlite").path
-        let store = try SQLiteTransactionStore(path: path)
+        let store = try await TransactionStore.sqlite(path: path)
         let t0 = Date(timeIntervalSince1970: 1_795_305_600)
         _ = try await store.openTransaction(
             NewTransaction(

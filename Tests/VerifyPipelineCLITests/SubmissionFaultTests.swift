@@ -40,7 +40,7 @@ struct SubmissionFaultTests {
 
     /// The EMAIL document's status as stored, printed with what the servers saw.
     static func report(_ name: String, _ test: Case, transaction: String, servers: [(String, LoopbackServer)]) async throws -> String? {
-        let store = try SQLiteTransactionStore(path: test.store, create: false, encryption: CLIRunner.storeEncryption)
+        let store = try await TransactionStore.sqlite(path: test.store, create: false, encryption: CLIRunner.storeEncryption)
         let status = try await store.transaction(id: transaction)?.state.documents[.email]?.rawValue
         let seen = servers.map { name, server in
             "\(name) saw \(server.requests.count) request(s), accepted \(server.keys.map { server.acceptedCount(forKey: $0) }.reduce(0, +))"
@@ -161,7 +161,7 @@ struct SubmissionFaultTests {
         #expect(server.requests.count == 1)
         #expect(server.keys.map { server.acceptedCount(forKey: $0) } == [1])
         #expect(
-            try await SQLiteTransactionStore(path: test.store, create: false, encryption: CLIRunner.storeEncryption).submission(
+            try await TransactionStore.sqlite(path: test.store, create: false, encryption: CLIRunner.storeEncryption).submission(
                 documentId: server.keys.first ?? "")?.outcome == .accepted)
     }
 

@@ -139,9 +139,12 @@ struct WorkQueueMigrationTests {
                 host: try #require(components.host), port: components.port ?? 5432, username: try #require(components.user),
                 password: components.password, database: String(components.path.dropFirst()), tls: .disable),
             id: 1, logger: logger)
-        // The ledger as the release before the queue's move left it: store and queue migrations in one.
+        // The ledger as the release before the queue's move left it: store and queue migrations in one, under the
+        // identifiers of that time.
         let earlier =
-            PostgresTransactionStore.migrations.prefix(2) + PostgresWorkQueue.migrations.prefix(2) + PostgresTransactionStore.migrations[2...2]
+            PostgresSchema.migrations.prefix(2) + PostgresWorkQueue.migrations.prefix(2) + [
+                ("v5-transaction-versions", PostgresSchema.migrations[2].1)
+            ]
         try await connection.query("CREATE TABLE schema_migrations (identifier text PRIMARY KEY)", logger: logger)
         for (identifier, statements) in earlier {
             for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }

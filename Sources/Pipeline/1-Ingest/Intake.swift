@@ -8,7 +8,7 @@ import WorkQueues
 /// the decode stage, until the input ends or the run stops taking input.
 struct Intake: Sendable {
     let configuration: PipelineConfiguration
-    let store: any TransactionStore
+    let store: TransactionStore
     let touched: TouchedTransactions
     let inputEnds: InputEnds
     let logger: Logger

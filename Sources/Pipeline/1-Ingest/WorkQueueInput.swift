@@ -42,7 +42,7 @@ package struct QueueInput: Sendable {
 /// queued; the rest go on.
 package struct Enqueuer: Sendable {
     let configuration: PipelineConfiguration
-    let store: any TransactionStore
+    let store: TransactionStore
     let queue: any WorkQueue
 
     /// Lines are queued as they are read, in database transactions of at most this many jobs or bytes, so that a
@@ -50,7 +50,7 @@ package struct Enqueuer: Sendable {
     static let flushJobs = 256
     static let flushBytes = 64 << 20
 
-    package init(configuration: PipelineConfiguration, store: any TransactionStore, queue: any WorkQueue) {
+    package init(configuration: PipelineConfiguration, store: TransactionStore, queue: any WorkQueue) {
         self.configuration = configuration
         self.store = store
         self.queue = queue

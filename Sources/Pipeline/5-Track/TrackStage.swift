@@ -36,7 +36,7 @@ enum TrackedDocument: StageValue {
 /// COLLECTED.
 struct TrackStage: Sendable {
     let configuration: PipelineConfiguration
-    let store: any TransactionStore
+    let store: TransactionStore
     let touched: TouchedTransactions
     let signals: SignalsCollector
     let risk: RiskEvaluations?

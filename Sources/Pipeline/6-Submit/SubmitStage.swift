@@ -20,7 +20,7 @@ struct SubmissionClaims: Sendable {
 /// Claims a recorded document's submission, sends it with its transaction's Protect payload and records how it
 /// ended: accepted -> PROCESSED, failed for good -> back to its policy status, in one store write that ends the claim.
 struct SubmitStage: Sendable {
-    let store: any TransactionStore
+    let store: TransactionStore
     let submitter: any DocumentSubmitter
     let signals: SignalsCollector
     let risk: RiskEvaluations?

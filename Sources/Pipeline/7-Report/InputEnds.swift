@@ -9,7 +9,7 @@ import WorkQueues
 /// transaction folders end with their last reported document, its loose images with the batch, and a work
 /// queue's groups with the item the queue makes for their end.
 struct InputEnds: Sendable {
-    let store: any TransactionStore
+    let store: TransactionStore
     let signals: SignalsCollector
     let logger: Logger
     let now: @Sendable () -> Date

@@ -48,7 +48,7 @@ package struct RunProgress: Sendable {
 /// stage at its next suspension, records nothing that was not finished, and still returns the summary.
 package struct PipelineRunner: Sendable {
     let configuration: PipelineConfiguration
-    let store: any TransactionStore
+    let store: TransactionStore
     let submitter: any DocumentSubmitter
     let logger: Logger
     let omitImages: Bool
@@ -56,7 +56,7 @@ package struct PipelineRunner: Sendable {
     let now: @Sendable () -> Date
 
     package init(
-        configuration: PipelineConfiguration, store: any TransactionStore, submitter: any DocumentSubmitter,
+        configuration: PipelineConfiguration, store: TransactionStore, submitter: any DocumentSubmitter,
         logger: Logger, omitImages: Bool = false, riskEvaluator: RiskEvaluator? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {

@@ -14,7 +14,7 @@ struct TransactionRead: Sendable {
 enum InsertOutcome: Sendable {
     case inserted
     /// It existed already: as it stands.
-    case existing(TransactionRead)
+    case existing(TransactionRow)
     /// Another writer inserted it while this insert ran, too late to be seen by it: read it.
     case concurrent
 }
@@ -33,8 +33,9 @@ struct StatusChange: Sendable {
     var time: Date
     var transitions: [StatusTransition]
     var reason: String
-    /// A new document, stored with its move to COLLECTED.
+    /// A new document, stored with its move to COLLECTED, and its fields as the column holds them.
     var document: DocumentRecord?
+    var fields: String?
     /// A submission's end, recorded with the document's move (one more attempt).
     var submission: SubmissionEnd?
 }
@@ -54,51 +55,33 @@ struct WrittenChange: Sendable {
     var submission: SubmissionRecord?
 }
 
-/// The rows of a store: reads, and writes of what `StoreCore` decided. SQLite (GRDB) and PostgreSQL
-/// (postgres-nio) implement it; neither decides anything.
-protocol StoreRows: Sendable {
-    /// The transaction, and whether `document` is recorded (nil: not asked).
-    func read(transaction id: String, document: String?) async throws(StoreError) -> TransactionRead?
-    /// The transaction that owns a document, and the document's type.
-    func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRead, DocumentType)?
-    /// Inserts the transaction and its document statuses unless it exists, in one round trip either way.
-    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> InsertOutcome
-    /// Writes the change in one database transaction if the transaction is still at `change.version`
-    /// (and bumps it), and a submission's document is the transaction's; nil, having written nothing, when not.
-    func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange?
-    /// Records an attempt without a status change (one more attempt unless it is PENDING).
-    func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws(StoreError) -> SubmissionRecord
-}
-
-/// The store's logic, written once over `StoreRows`: the model decides every status change, the backend writes
-/// it. Writes are optimistic: a change names the version it was decided on, and when another writer (a task, or
+/// Status changes, decided once for every backend: the model decides every change, the backend writes it. Writes are optimistic: a change names the version it was decided on, and when another writer (a task, or
 /// another process on the same store) got there first, the core reads again and decides afresh. No database
 /// transaction spans a decision, so a change costs PostgreSQL one statement and SQLite one `write { }`. A change
 /// to a transaction this process has just read or written is decided on that state, without reading it again.
-struct StoreCore<Rows: StoreRows>: Sendable {
-    let rows: Rows
-    /// The store's: tasks of this process take turns per transaction instead of refusing each other's writes.
-    let turns: TransactionTurns
-    /// The store's: what this process last saw of each transaction it works on.
-    let recent: RecentTransactions
-
+extension TransactionStore {
     /// How often a decision is retried against writers that keep moving the transaction on.
     static var maximumAttempts: Int { 64 }
 
-    /// A transaction this process has seen is checked against its memory, without a round trip.
-    func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
+    /// Creates the transaction, or returns it unchanged when it exists with the same verification code; another
+    /// code is refused (`verificationCodeMismatch`). A transaction this process has seen is checked against its
+    /// memory, without a round trip.
+    package func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
         if let known = recent[new.id]?.transaction { return try Self.sameCode(known, new) }
         let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
         let opened: StoredTransaction
-        switch try await rows.insert(new, state: state) {
+        var sealed = new
+        sealed.verificationCode = try sealing.seal(new.verificationCode, .verificationCode, row: new.id)
+        sealed.signals = try sealing.seal(optional: new.signals, .signals, row: new.id)
+        switch try await backend.insert(sealed, state: state) {
         case .inserted:
             opened = StoredTransaction(
                 id: new.id, verificationCode: new.verificationCode, envId: new.envId, state: state,
                 createdAt: new.createdAt, updatedAt: new.createdAt, signals: new.signals, version: 0)
-        case .existing(let read):
-            opened = read.transaction
+        case .existing(let row):
+            opened = try transactionRead(row).transaction
         case .concurrent:
-            guard let created = try await rows.read(transaction: new.id, document: nil) else { throw .unknownTransaction(new.id) }
+            guard let created = try await readRow(transaction: new.id, document: nil) else { throw .unknownTransaction(new.id) }
             opened = created.transaction
         }
         recent.remember(opened)
@@ -113,37 +96,39 @@ struct StoreCore<Rows: StoreRows>: Sendable {
         return transaction
     }
 
-    /// Always reads: whether the document is recorded is part of the decision.
-    func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
+    /// Stores a new document and moves its type to COLLECTED; a document id seen before changes nothing. Always
+    /// reads: whether the document is recorded is part of the decision.
+    package func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
         try await retrying(document.transactionId, known: false) { _ throws(StoreError) -> CollectOutcome? in
-            guard let read = try await rows.read(transaction: document.transactionId, document: document.id) else {
+            guard let read = try await readRow(transaction: document.transactionId, document: document.id) else {
                 throw .unknownTransaction(document.transactionId)
             }
-            recent.remember(read.transaction)
             if read.documentRecorded { return .alreadyRecorded(read.transaction) }
             var change = try Self.change(.collect, to: document.type, of: read, reason: "document \(document.id) collected", at: time)
             change.document = document
-            guard let written = try await rows.write(change) else { return nil }
+            change.fields = try FieldsColumn.encode(document, sealing)
+            guard let written = try await backend.write(change) else { return nil }
             let (updated, records) = result(of: change, read.transaction, written)
             return .collected(updated, records)
         }
     }
 
-    func apply(
+    /// Applies any other event (process, skip, reject) to a transaction's document type.
+    package func apply(
         _ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
         at time: Date
     ) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
         try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, [TransitionRecord])? in
             guard let read = try await readTransaction(transactionId, unless: known) else { throw .unknownTransaction(transactionId) }
             let change = try Self.change(event, to: type, of: read, reason: reason, at: time)
-            guard let written = try await rows.write(change) else { return nil }
+            guard let written = try await backend.write(change) else { return nil }
             return result(of: change, read.transaction, written)
         }
     }
 
-    /// The transaction's input ended: every document still OPTIONAL becomes SKIPPED, in one write. nil for an
-    /// unknown transaction.
-    func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
+    /// The transaction's input ended (CONTRACT §1): every document still OPTIONAL becomes SKIPPED, in one write. nil
+    /// for an unknown transaction.
+    package func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
         -> (StoredTransaction, [TransitionRecord])?
     {
         try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, [TransitionRecord])?? in
@@ -154,15 +139,17 @@ struct StoreCore<Rows: StoreRows>: Sendable {
                 return known == nil ? .some((read.transaction, [])) : nil
             }
             let change = try Self.change(missing.map { (.skip, $0) }, of: read, reason: reason, at: time)
-            guard let written = try await rows.write(change) else { return nil }
+            guard let written = try await backend.write(change) else { return nil }
             return result(of: change, read.transaction, written)
         }
     }
 
-    /// Without a known state, reads the document's owner: the document must be the transaction's, of `type`. The
-    /// write checks that too, so a change decided on a known state cannot move another document.
-    func finishSubmission(
-        documentId: String, type: DocumentType, transactionId: String, accepted: Bool, error: String?,
+    /// Records a submission's end and moves the document in the same database transaction: accepted -> PROCESSED;
+    /// failed permanently -> back to its policy status. A crash cannot separate the two. Ends any claim. Without a
+    /// known state, reads the document's owner: the document must be the transaction's, of `type`. The write checks
+    /// that too, so a change decided on a known state cannot move another document.
+    package func finishSubmission(
+        documentId: String, type: DocumentType, of transactionId: String, accepted: Bool, error: String?,
         at time: Date
     ) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
         try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])? in
@@ -170,11 +157,11 @@ struct StoreCore<Rows: StoreRows>: Sendable {
             if let known {
                 read = known
             } else {
-                guard let (owner, ownedType) = try await rows.read(ownerOf: documentId), owner.transaction.id == transactionId,
-                    ownedType == type
+                guard let (row, ownedType) = try await backend.read(ownerOf: documentId), row.id == transactionId, ownedType == type
                 else {
                     throw .unknownDocument(documentId)
                 }
+                let owner = try transactionRead(row)
                 recent.remember(owner.transaction)
                 read = owner
             }
@@ -185,20 +172,23 @@ struct StoreCore<Rows: StoreRows>: Sendable {
             change.submission = SubmissionEnd(
                 documentId: documentId, outcome: accepted ? .accepted : .failed, error: error,
                 documentType: type)
-            guard let written = try await rows.write(change), let submission = written.submission else { return nil }
+            guard let written = try await backend.write(change), let submission = written.submission else { return nil }
             let (updated, records) = result(of: change, read.transaction, written)
             return (updated, submission, records)
         }
     }
 
-    func latestKnown(_ transactionId: String) async throws(StoreError) -> StoredTransaction? {
+    /// The transaction as this process last wrote or read it, without a round trip when it has one; else as stored.
+    /// A change another process made since may be missing: for what is sent or shown, never for a decision.
+    package func latestKnown(id transactionId: String) async throws(StoreError) -> StoredTransaction? {
         try await readTransaction(transactionId, unless: recent[transactionId])?.transaction
     }
 
-    func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError)
+    /// Records an attempt to submit a document and where it stands.
+    package func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError)
         -> SubmissionRecord
     {
-        try await rows.saveSubmission(SubmissionEnd(documentId: documentId, outcome: outcome, error: error), at: time)
+        try await backend.saveSubmission(SubmissionEnd(documentId: documentId, outcome: outcome, error: error), at: time)
     }
 
     static func change(
@@ -266,8 +256,15 @@ struct StoreCore<Rows: StoreRows>: Sendable {
     /// `known` when there is one, else the transaction as read now (and remembered).
     private func readTransaction(_ id: String, unless known: TransactionRead?) async throws(StoreError) -> TransactionRead? {
         if let known { return known }
-        let read = try await rows.read(transaction: id, document: nil)
-        if let read { recent.remember(read.transaction) }
+        return try await readRow(transaction: id, document: nil)
+    }
+
+    /// The transaction as stored, opened and remembered, and whether `document` is recorded.
+    func readRow(transaction id: String, document: String?) async throws(StoreError) -> TransactionRead? {
+        guard let (row, recorded) = try await backend.read(transaction: id, document: document) else { return nil }
+        var read = try transactionRead(row)
+        read.documentRecorded = recorded
+        recent.remember(read.transaction)
         return read
     }
 

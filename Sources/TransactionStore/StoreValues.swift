@@ -1,0 +1,334 @@
+import Foundation
+import VerifyModel
+
+/// A transaction as the store keeps it.
+package struct StoredTransaction: Sendable, Equatable {
+    package var id: String
+    package var verificationCode: String
+    package var envId: String?
+    package var state: TransactionState
+    package var createdAt: Date
+    package var updatedAt: Date
+    /// The Protect signals payload shared by every submission of the transaction (CONTRACT §5).
+    package var signals: String?
+    /// Bumped by every status change: a write names the version it was decided on, and is refused when the row
+    /// has moved on.
+    package var version: Int64
+    /// When the retention policy purged its identity data (its verification code is then empty); nil while it has it.
+    package var purgedAt: Date? = nil
+
+    package var policy: [DocumentType: DocumentRequirement] { state.policy }
+    package var expiresAt: Date { state.expiresAt }
+}
+
+/// What the first document of a transaction creates.
+package struct NewTransaction: Sendable, Equatable {
+    package var id: String
+    package var verificationCode: String
+    package var envId: String?
+    package var policy: [DocumentType: DocumentRequirement]
+    package var createdAt: Date
+    package var expiresAt: Date
+    package var signals: String?
+
+    package init(
+        id: String, verificationCode: String, envId: String? = nil, policy: [DocumentType: DocumentRequirement],
+        createdAt: Date, expiresAt: Date, signals: String? = nil
+    ) {
+        self.id = id
+        self.verificationCode = verificationCode
+        self.envId = envId
+        self.policy = policy
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.signals = signals
+    }
+}
+
+/// A captured and parsed document.
+package struct DocumentRecord: Sendable, Equatable {
+    /// Stable across re-runs of the same input: derived from the transaction and the content.
+    package var id: String
+    package var transactionId: String
+    package var type: DocumentType
+    package var fields: DocumentFields
+    /// Where it came from (a path, or a stream line's id); never personal data.
+    package var source: String
+    package var contentHash: String
+    package var createdAt: Date
+
+    package init(
+        id: String, transactionId: String, type: DocumentType, fields: DocumentFields, source: String,
+        contentHash: String, createdAt: Date
+    ) {
+        self.id = id
+        self.transactionId = transactionId
+        self.type = type
+        self.fields = fields
+        self.source = source
+        self.contentHash = contentHash
+        self.createdAt = createdAt
+    }
+}
+
+/// One row of a transaction's append-only history.
+package struct TransitionRecord: Sendable, Equatable, Codable {
+    package var sequence: Int64
+    package var transactionId: String
+    /// nil for a move of the transaction itself.
+    package var documentType: DocumentType?
+    package var from: String
+    package var to: String
+    package var at: Date
+    package var reason: String
+}
+
+package enum SubmissionOutcome: String, Sendable, Codable, CaseIterable {
+    case pending = "PENDING"
+    case accepted = "ACCEPTED"
+    case failed = "FAILED"
+}
+
+/// The submission of one document: how often it was tried and how it ended.
+package struct SubmissionRecord: Sendable, Equatable, Codable {
+    package var documentId: String
+    package var attempts: Int
+    package var outcome: SubmissionOutcome
+    package var error: String?
+    package var updatedAt: Date
+}
+
+/// Who sends a document (CONTRACT §8): a submission is claimed in the store before it is sent, so that any number of
+/// processes on one store send it once.
+package enum SubmissionClaim: Sendable, Equatable {
+    /// The claimant holds it until the claim's expiry: send, then finish the submission (which ends the claim).
+    /// `attempts`: the submission's finished attempts so far, by any process.
+    case claimed(attempts: Int)
+    /// Accepted already: there is nothing to send.
+    case accepted
+    /// Another claimant holds it until `until`; after that it may be taken over. `attempts` as above, so that a
+    /// claimant that waited can tell whether the holder finished it (with a failure) or let it go.
+    case held(until: Date, attempts: Int)
+}
+
+/// A line of the transaction list.
+package struct TransactionSummary: Sendable, Equatable, Codable {
+    package var id: String
+    package var status: DocumentSubmissionStatus
+    package var documents: [DocumentType: DocumentStatus]
+    package var updatedAt: Date
+    package var expiresAt: Date
+    package var data: DataState
+}
+
+/// Everything `verify-pipeline status ID` shows. Document fields are left out: they are personal data.
+package struct TransactionReport: Sendable, Equatable {
+    package struct Document: Sendable, Equatable {
+        package var id: String
+        package var type: DocumentType
+        package var source: String
+        package var keys: [DocumentKey]
+        package var submission: SubmissionRecord?
+    }
+
+    package var transaction: StoredTransaction
+    package var documents: [Document]
+    package var history: [TransitionRecord]
+    /// Whether the transaction's identity data is in the store in clear, sealed, or purged.
+    package var data: DataState
+}
+
+/// How `collect` went.
+package enum CollectOutcome: Sendable, Equatable {
+    /// The document was new: it was stored and these transitions applied.
+    case collected(StoredTransaction, [TransitionRecord])
+    /// A document with this id was recorded before: nothing changed.
+    case alreadyRecorded(StoredTransaction)
+}
+
+package enum StoreError: CodedError, Equatable, CustomStringConvertible {
+    /// The model refused the move; nothing was written.
+    case transition(TransitionError)
+    case unknownTransaction(String)
+    /// A QR names a known transaction with another verification code.
+    case verificationCodeMismatch(String)
+    case unknownDocument(String)
+    /// The store cannot be opened or created (a configuration error).
+    case cannotOpen(String)
+    /// The store was written by a newer verify-pipeline.
+    case newerSchema(String)
+    /// A command that only reads met a store that misses this version's last migrations.
+    static func olderSchema(_ location: String, missing: Int) -> StoreError {
+        .cannotOpen(
+            "the store at \(location) misses \(missing) of this version's schema migrations (an earlier verify-pipeline wrote it): "
+                + "a command that writes to it (run, stream, enqueue or worker) brings it up to date")
+    }
+    /// Another process encrypted the store, or rotated its key, after this one opened it.
+    static func keyChangedElsewhere(wasEncrypted: Bool) -> StoreError {
+        .cannotOpen(
+            wasEncrypted
+                ? "the store's data key was rotated by another process: start this one again with the store's current key"
+                : "the store was encrypted by another process while this one wrote in clear: start it again with the store's key")
+    }
+    /// `encrypt` or `rotate-key` found the key not as this process opened it.
+    static func keyNotAsOpened(_ location: String, encrypting: Bool) -> StoreError {
+        .cannotOpen(
+            encrypting
+                ? "\(location) is encrypted already"
+                : "the key of \(location) was rotated by another process meanwhile; nothing was changed")
+    }
+    /// PostgreSQL: a key change needs the store to itself.
+    static func othersConnected(_ location: String, count: Int64, encrypting: Bool) -> StoreError {
+        .cannotOpen(
+            "\(location) has \(count) other session(s) connected (a worker, a run, serve): stop every process using the store, then "
+                + (encrypting ? "encrypt it" : "rotate its key"))
+    }
+    /// A file that is not a store, or one SQLite cannot open.
+    static func unreadable(_ location: String, _ reason: String) -> StoreError { .cannotOpen("\(location): \(reason)") }
+    /// A row whose document statuses do not read as the schema allows.
+    static func unreadableStatus(of transactionId: String) -> StoreError {
+        .database("transaction \(transactionId) has an unreadable document status")
+    }
+    /// A column holds a value its type does not have (the schema's CHECK constraints keep them out).
+    static func unknownValue(_ type: Any.Type) -> StoreError { .database("the store holds an unknown \(type) value") }
+    case database(String)
+    /// The task was cancelled while it waited to write.
+    case cancelled
+    /// A sealed value does not open where it is (its column and row): it was changed, or copied from elsewhere.
+    case tampered(String)
+    /// The retention policy purged the transaction's data: it takes no more documents.
+    case purged(String)
+
+    package var description: String {
+        switch self {
+        case .transition(let error): error.description
+        case .unknownTransaction(let id): "no transaction '\(id)' in the store"
+        case .verificationCodeMismatch(let id): "the QR's verification code is not the one transaction '\(id)' was opened with"
+        case .unknownDocument(let id): "no document '\(id)' in the store"
+        case .cannotOpen(let reason): "cannot open the store: \(reason)"
+        case .newerSchema(let location): "the store at \(location) was written by a newer verify-pipeline; upgrade to read it"
+        case .database(let message): "store error: \(message)"
+        case .cancelled: "the store write was cancelled before it started"
+        case .tampered(let place): "the sealed value at \(place) does not open: it was altered or moved from another row"
+        case .purged(let id): "transaction '\(id)' had its identity data purged under the retention policy and takes no more documents"
+        }
+    }
+
+    /// The spec's code when the failure belongs to one document.
+    package var failureCode: FailureCode {
+        switch self {
+        case .transition(let error): error.failureCode
+        case .unknownTransaction, .verificationCodeMismatch, .purged: .document(.initiateDocumentTransactionError)
+        default: .document(.submissionError)
+        }
+    }
+
+    package var message: String { description }
+}
+
+/// Where a page of the transaction list ends: its last transaction's update time and id.
+package struct TransactionCursor: Sendable, Equatable {
+    /// The last row's time, to the microsecond a store keeps (PostgreSQL keeps microseconds; a cursor in
+    /// milliseconds skipped and repeated rows there).
+    package var time: BoundedTime
+    package var id: String
+
+    package var updatedAt: Date { time.date }
+
+    package init(time: BoundedTime, id: String) {
+        self.time = time
+        self.id = id
+    }
+
+    /// A row's time; times outside `BoundedTime` (which no store writes) are clamped to its ends.
+    package init(updatedAt: Date, id: String) {
+        let microseconds = updatedAt.timeIntervalSince1970 * 1_000_000
+        let clamped = microseconds.isFinite ? min(max(microseconds.rounded(), 0), Double(BoundedTime.microsecondRange.upperBound)) : 0
+        self.init(time: BoundedTime(microseconds: Int64(clamped))!, id: id)
+    }
+
+    /// As an API passes it (`after=`): `u`, microseconds since 1970, `|` and the id, base64url.
+    package var text: String {
+        Data("u\(time.microseconds)|\(id)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Any text a client sends: nil unless it is a cursor whose time `BoundedTime` holds (earlier releases' cursors,
+    /// in milliseconds without the `u`, are read too).
+    package init?(text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard text.count <= 512, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
+            let bar = decoded.firstIndex(of: "|")
+        else { return nil }
+        let number = decoded[..<bar]
+        let microseconds: Int64?
+        if number.hasPrefix("u") {
+            microseconds = Int64(number.dropFirst())
+        } else {
+            microseconds = Int64(number).flatMap { $0.multipliedReportingOverflow(by: 1000).overflow ? nil : $0 * 1000 }
+        }
+        guard let microseconds, let time = BoundedTime(microseconds: microseconds) else { return nil }
+        self.init(time: time, id: String(decoded[decoded.index(after: bar)...]))
+    }
+}
+
+/// One page of the transaction list, and where the next one starts (nil: this is the last).
+package struct TransactionPage: Sendable, Equatable {
+    package var transactions: [TransactionSummary]
+    package var next: TransactionCursor?
+}
+
+/// What the operator's view counts in the store.
+package struct StoreOverview: Sendable, Equatable {
+    package var transactions: [DocumentSubmissionStatus: Int]
+    /// Documents collected since the time asked for.
+    package var collected: Int
+}
+
+/// How long identity data stays (the pipeline's `retention`), with the modes of PingOne's push storage.
+package struct Retention: Sendable, Equatable {
+    package enum Mode: String, Sendable, CaseIterable {
+        case none, count, age, hybrid
+    }
+
+    package var mode: Mode
+    /// count and hybrid: the newest this many transactions (by creation) keep their data.
+    package var keep: Int
+    /// age and hybrid: the data of transactions created longer ago than this goes.
+    package var maxAge: TimeInterval
+
+    package init(mode: Mode = .none, keep: Int = 10_000, maxAge: TimeInterval = 30 * 86_400) {
+        self.mode = mode
+        self.keep = keep
+        self.maxAge = maxAge
+    }
+
+    var byCount: Bool { mode == .count || mode == .hybrid }
+    var byAge: Bool { mode == .age || mode == .hybrid }
+
+    /// As the history records it: `retention count 100`, `retention age 30d`, `retention hybrid 100, 30d`.
+    package var label: String {
+        let age =
+            maxAge.truncatingRemainder(dividingBy: 86_400) == 0
+            ? "\(Int(maxAge / 86_400))d"
+            : maxAge.truncatingRemainder(dividingBy: 3600) == 0 ? "\(Int(maxAge / 3600))h" : "\(Int(maxAge))s"
+        return switch mode {
+        case .none: "retention none"
+        case .count: "retention count \(keep)"
+        case .age: "retention age \(age)"
+        case .hybrid: "retention hybrid \(keep), \(age)"
+        }
+    }
+
+    /// The history's reason for a purge.
+    var reason: String { "identity data purged (\(label))" }
+}
+
+/// What a purge removed, or would remove in a dry run.
+package struct PurgeOutcome: Sendable, Equatable {
+    /// The transactions whose data went, oldest first.
+    package var transactions: [String]
+    /// Their documents.
+    package var documents: Int
+}
