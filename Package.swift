@@ -159,12 +159,23 @@ let package = Package(
             ],
             swiftSettings: fuzzedSwift
         ),
+        // The composition root: a configuration to the services of one ServiceGroup (run, stream, worker).
+        .target(
+            name: "Application",
+            dependencies: [
+                "TransactionStore", "WorkQueues", "Pipeline", "Protect", "Submission", "OutboundHTTP", "OperatorView",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle")
+            ]
+        ),
         .executableTarget(
             name: "verify-pipeline",
             dependencies: [
                 "ImageDecoding", "BarcodeScanning", "MRZReading", "VerifyModel", "TransactionStore", "WorkQueues", "Pipeline", "Protect",
                 "Submission", "OutboundHTTP",
-                "TransactionViews", "OperatorView",
+                "TransactionViews", "OperatorView", "Application",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -175,6 +186,14 @@ let package = Package(
             ]
         ),
 
+        .testTarget(
+            name: "ApplicationTests",
+            dependencies: [
+                "Application", "Pipeline", "TransactionStore", "OperatorView", "LoopbackServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+            ]
+        ),
         .testTarget(name: "ImageDecodingTests", dependencies: ["ImageDecoding"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BarcodeScanningTests", dependencies: ["BarcodeScanning"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MRZReadingTests", dependencies: ["MRZReading", "ImageDecoding", "VerifyModel"], resources: [.copy("Fixtures")]),

@@ -1,17 +1,9 @@
+import Application
 import ArgumentParser
-import AsyncHTTPClient
 import Foundation
 import Logging
-import OperatorView
-import OutboundHTTP
 import Pipeline
-import Protect
-import ServiceLifecycle
-import Submission
-import Synchronization
 import TransactionStore
-import UnixSignals
-import VerifyModel
 
 /// Options of every command that reads a pipeline file and writes to the store: `enqueue`, `run`, `stream`, `worker`.
 struct ConfigurationOptions: ParsableArguments {
@@ -132,140 +124,39 @@ struct PipelineOptions: ParsableArguments {
         try common.storeEncryption(configuration)
     }
 
-    /// The metrics endpoint beside the run, when `--metrics-bind` asks for one.
-    func metricsServer(_ store: TransactionStore, logger: Logger) throws -> [any Service] {
-        guard let metricsBind else { return [] }
-        let address = try listen.address(metricsBind, option: "--metrics-bind")
-        do {
-            return [
-                try OperatorServer.make(
-                    .metrics, store: store, bind: address, token: try listen.token(), logger: logger,
-                    option: "--metrics-bind", limits: listen.limits
-                ) { port in
-                    ListenOptions.announce("metrics", address, port: port)
-                }
-            ]
-        } catch let error as OperatorViewError {
-            throw CommandFailure(error.description)
-        }
-    }
-
-    /// Applies the pipeline's retention policy (at the end of a run, and periodically in a worker); a failure is
-    /// reported, and the data stays for the next time.
-    static func applyRetention(_ retention: Retention, to store: TransactionStore, logger: Logger) async {
-        guard retention.mode != .none else { return }
-        do {
-            let outcome = try await store.purge(retention, at: Date(), dryRun: false)
-            guard !outcome.transactions.isEmpty else { return }
-            logger.notice(
-                "identity data purged",
-                metadata: [
-                    "retention": "\(retention.label)", "transactions": "\(outcome.transactions.count)",
-                    "documents": "\(outcome.documents)"
-                ])
-            CommandOutput.standardError(
-                """
-                verify-pipeline: purged the identity data of \(outcome.transactions.count) transactions (\(outcome.documents) documents) under \(retention.label)\n
-                """)
-        } catch {
-            CommandOutput.fail("the retention policy could not be applied: \(error.message)")
-        }
-    }
-
-    /// The pipeline's submitter. The bearer token comes from the variable the file names, never from the file.
-    func submitter(_ configuration: PipelineConfiguration, client: HTTPClient, logger: Logger) throws -> any DocumentSubmitter {
-        let settings = configuration.submitter
-        guard settings.kind == .http, let endpoint = settings.endpoint else { return LocalSubmitter() }
-        var token: String?
-        if let variable = settings.tokenEnv {
-            guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
-                throw CommandFailure("\(common.pipeline ?? "pipeline"): 'submitter.tokenEnv' names \(variable), which is not set")
-            }
-            token = value
-        }
-        return HTTPSubmitter(
-            client: client,
-            configuration: .init(
-                endpoint: endpoint, bearerToken: token, timeoutSeconds: settings.timeoutSeconds,
-                maxAttempts: settings.retry.maxAttempts, initialBackoffMs: settings.retry.initialBackoffMs,
-                maxBackoffMs: settings.retry.maxBackoffMs), logger: logger)
-    }
-
-    func riskEvaluator(_ configuration: PipelineConfiguration, client: HTTPClient) -> RiskEvaluator? {
-        let protect = configuration.protect
-        guard protect.enabled, let host = protect.customHost.flatMap(URL.init(string:)), let envId = protect.envId else { return nil }
-        return RiskEvaluator(client: client, host: host, envId: envId, timeoutSeconds: configuration.submitter.timeoutSeconds)
-    }
-
-    /// The command's logger at the chosen level (the logging system itself is set up once, in `main`).
-    func makeLogger() -> Logger { common.makeLogger() }
-
-    /// Runs `body` with the HTTP client that submissions and Protect's calls go through (no redirects followed,
-    /// certificates verified, `submitter.caFile` trusted), shut down when `body` returns.
-    func withHTTPClient<T>(_ configuration: PipelineConfiguration, _ body: (HTTPClient) async throws -> T) async throws -> T {
-        let settings: HTTPClient.Configuration
-        do {
-            settings = try OutboundHTTP.configuration(caFile: configuration.submitter.caFile)
-        } catch {
-            throw CommandFailure("\(common.pipeline ?? "pipeline"): 'submitter.caFile': \(error.description)")
-        }
-        return try await HTTPClient.withHTTPClient(configuration: settings) { client in try await body(client) }
-    }
-
-    /// Runs the pipeline over `input` with the pipeline file's settings, the store open for the whole run.
-    func execute(_ input: PipelineInput, output: OutputWriter, showProgress: Bool) async throws -> RunSummary {
+    /// The application these options describe, reading from `source`.
+    func application() throws -> PipelineApplication {
         let configuration = try configuration()
-        let encryption = try storeEncryption(configuration)
-        let logger = makeLogger()
-        return try await withHTTPClient(configuration) { client in
-            let submitter = try submitter(configuration, client: client, logger: logger)
-            let riskEvaluator = riskEvaluator(configuration, client: client)
-            let omitImages = omitImages, shutdownGrace = self.shutdownGraceDuration
-            let run: @Sendable (TransactionStore) async throws -> RunSummary = { store in
-                let runner = PipelineRunner(
-                    configuration: configuration, store: store, submitter: submitter, logger: logger,
-                    omitImages: omitImages, riskEvaluator: riskEvaluator)
-                let summary = try await PipelineOptions.serve(
-                    runner, input: input, output: output, showProgress: showProgress,
-                    shutdownGrace: shutdownGrace, logger: logger,
-                    alongside: try metricsServer(store, logger: logger))
-                await PipelineOptions.applyRetention(configuration.retention, to: store, logger: logger)
-                return summary
+        var application = PipelineApplication(
+            configuration: configuration, store: try store.location(), encryption: try storeEncryption(configuration),
+            logger: common.makeLogger())
+        application.omitImages = omitImages
+        application.shutdownGrace = shutdownGraceDuration
+        application.pipelineName = common.pipeline ?? "pipeline"
+        application.notices = { CommandOutput.standardError("verify-pipeline: \($0.escapingControls)\n") }
+        if let metricsBind {
+            let address = try listen.address(metricsBind, option: "--metrics-bind")
+            application.metrics = .init(bind: address, token: try listen.token(), limits: listen.limits) { port in
+                ListenOptions.announce("metrics", address, port: port)
             }
-            return try await store.withStore(create: true, encryption: encryption, logger: logger, run)
         }
+        return application
     }
 
-    /// Runs the pipeline as a service: SIGINT or SIGTERM stops the intake and gives the documents in flight
-    /// `--shutdown-grace` seconds to finish; then, or at a second signal, the run is cancelled: whatever was not
-    /// finished is left unrecorded for a later run. The output is flushed and the summary printed either way.
-    static func serve(
-        _ runner: PipelineRunner, input: PipelineInput, output: OutputWriter, showProgress: Bool,
-        shutdownGrace: Duration, logger: Logger, alongside: [any Service] = []
-    ) async throws -> RunSummary {
+    /// Runs the application over `source`, writing each result as it is done (a result that cannot be written stops
+    /// the intake, and `finish` reports it with exit 2), a progress bar on stderr when asked.
+    func execute(_ source: PipelineApplication.Source, output: OutputWriter, showProgress: Bool) async throws -> RunSummary {
+        let application = try application()
         let progress = showProgress ? ProgressBar() : nil
-        let stop = StopSignal()
-        // A server beside the run listens before any input is read: a busy port ends the command at once.
-        let listeners = alongside.compactMap { $0 as? ListeningServer }
-        let service = PipelineService(runner: runner, input: input, stop: stop, listeners: listeners, logger: logger) { outcome, state in
-            // A result that cannot be written (a full disk) stops the intake as SIGTERM would: documents in flight
-            // finish, and `finish()` reports the error with exit 2.
-            if await !output.write(outcome) { stop.stop() }
-            progress?.update(state)
-        }
-        // The group shuts its services down one at a time, last listed first: the pipeline drains while the metrics
-        // server (`/metrics`, `/readyz`) still answers and a second signal can still cut the drain short.
-        var configuration = ServiceGroupConfiguration(
-            services: alongside.map { .init(service: $0) } + [
-                .init(service: SecondSignal(), failureTerminationBehavior: .cancelGroup),
-                .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        configuration.maximumGracefulShutdownDuration = shutdownGrace
+        let outcome: Result<RunSummary, any Error>
         do {
-            try await ServiceGroup(configuration: configuration).run()
+            outcome = .success(
+                try await application.run(source) { outcome, state in
+                    defer { progress?.update(state) }
+                    return await output.write(outcome)
+                })
         } catch {
-            logger.notice("the run was cut short", metadata: ["reason": "\(error)"])
+            outcome = .failure(error)
         }
         progress?.finish()
         do {
@@ -273,97 +164,7 @@ struct PipelineOptions: ParsableArguments {
         } catch {
             throw CommandFailure(error.description)
         }
-        guard let summary = service.summary else {
-            throw CommandFailure(listeners.lazy.compactMap(\.failure).first?.description ?? service.inputFailure ?? "the run did not finish")
-        }
-        return summary
-    }
-}
-
-/// Applies the retention policy every `interval` while a worker runs, until it shuts down.
-struct RetentionService: Service {
-    let retention: Retention
-    let interval: TimeInterval
-    let store: TransactionStore
-    let logger: Logger
-
-    func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            while true {
-                try await Task.sleep(for: .milliseconds(Int64(interval * 1000)))
-                await PipelineOptions.applyRetention(retention, to: store, logger: logger)
-            }
-        }
-    }
-}
-
-/// Exits at once, as safely as a graceful shutdown, when SIGINT or SIGTERM arrives a second time: the first
-/// starts the graceful shutdown (the service group's own signals); this one throws at the second, and the
-/// group then cancels the pipeline. (service-lifecycle's own `cancellationSignals` cannot say this: a signal may
-/// be a graceful-shutdown signal or a cancellation signal, not the first and then the second.)
-struct SecondSignal: Service {
-    struct Received: Error, CustomStringConvertible {
-        var description: String { "a second signal" }
-    }
-
-    func run() async throws {
-        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
-        try await cancelWhenGracefulShutdown {
-            var count = 0
-            for await _ in signals {
-                count += 1
-                if count == 2 { throw Received() }
-            }
-        }
-    }
-}
-
-/// The pipeline run as a long-running service.
-final class PipelineService: Service, Sendable {
-    let runner: PipelineRunner
-    let input: PipelineInput
-    let emit: @Sendable (DocumentOutcome, RunProgress) async -> Void
-    /// Ends the intake: on SIGINT/SIGTERM, or when the caller says so.
-    let stop: StopSignal
-    /// Servers that must listen before the intake reads anything.
-    let listeners: [ListeningServer]
-    let logger: Logger
-    private let result = Mutex<(RunSummary?, String?)>((nil, nil))
-
-    init(
-        runner: PipelineRunner, input: PipelineInput, stop: StopSignal, listeners: [ListeningServer] = [], logger: Logger,
-        emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void
-    ) {
-        self.runner = runner
-        self.input = input
-        self.stop = stop
-        self.listeners = listeners
-        self.logger = logger
-        self.emit = emit
-    }
-
-    var summary: RunSummary? { result.withLock { $0.0 } }
-    var inputFailure: String? { result.withLock { $0.1 } }
-
-    func run() async throws {
-        for listener in listeners {
-            if case .failure(let error) = await listener.listening() {
-                result.withLock { $0.1 = error.description }
-                return
-            }
-        }
-        let stop = stop
-        await withGracefulShutdownHandler {
-            do throws(DocumentFailure) {
-                let summary = try await runner.run(input, stop: stop, emit: emit)
-                result.withLock { $0.0 = summary }
-            } catch {
-                result.withLock { $0.1 = error.message }
-            }
-        } onGracefulShutdown: { [logger] in
-            logger.notice("shutting down: the intake is stopped; the documents in flight have the grace period to finish")
-            stop.stop()
-        }
+        return try outcome.get()
     }
 }
 
@@ -402,7 +203,7 @@ extension VerifyPipeline {
             let summary: RunSummary
             do {
                 summary = try await options.execute(
-                    .folder(URL(fileURLWithPath: folder)), output: writer,
+                    .input(.folder(URL(fileURLWithPath: folder))), output: writer,
                     showProgress: isatty(STDERR_FILENO) == 1)
             } catch {
                 await writer.discard()
@@ -427,7 +228,7 @@ extension VerifyPipeline {
 
         func run() async throws {
             let summary = try await options.execute(
-                .lines(fileDescriptor: STDIN_FILENO), output: try OutputWriter(path: nil),
+                .input(.lines(fileDescriptor: STDIN_FILENO)), output: try OutputWriter(path: nil),
                 showProgress: false)
             CommandOutput.standardError(summary.line + "\n")
             if summary.failed > 0 { throw ExitCode(1) }

@@ -1,3 +1,4 @@
+import Application
 import ArgumentParser
 import Foundation
 import Pipeline
@@ -68,37 +69,10 @@ extension VerifyPipeline {
         }
 
         func run() async throws {
-            let configuration = try options.configuration()
-            let encryption = try options.storeEncryption(configuration)
-            let logger = options.makeLogger()
             let owner = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
-            let omitImages = options.omitImages, lease = Duration.seconds(leaseSeconds), exitWhenEmpty = exitWhenEmpty
-            let shutdownGrace = options.shutdownGraceDuration
-            let output = try OutputWriter(path: nil)
-            let summary = try await options.withHTTPClient(configuration) { client in
-                let submitter = try options.submitter(configuration, client: client, logger: logger)
-                let riskEvaluator = options.riskEvaluator(configuration, client: client)
-                let work: @Sendable (TransactionStore, any WorkQueue) async throws -> RunSummary = { store, queue in
-                    let runner = PipelineRunner(
-                        configuration: configuration, store: store, submitter: submitter, logger: logger,
-                        omitImages: omitImages, riskEvaluator: riskEvaluator)
-                    let input = QueueInput(queue: queue, owner: owner, lease: lease, exitWhenEmpty: exitWhenEmpty)
-                    let retention =
-                        configuration.retention.mode == .none
-                        ? []
-                        : [
-                            RetentionService(
-                                retention: configuration.retention, interval: configuration.retentionInterval, store: store, logger: logger)
-                        ]
-                    let summary = try await PipelineOptions.serve(
-                        runner, input: .queue(input), output: output, showProgress: false,
-                        shutdownGrace: shutdownGrace, logger: logger,
-                        alongside: retention + (try options.metricsServer(store, logger: logger)))
-                    await PipelineOptions.applyRetention(configuration.retention, to: store, logger: logger)
-                    return summary
-                }
-                return try await options.store.withWorkQueue(create: true, encryption: encryption, logger: logger, work)
-            }
+            let summary = try await options.execute(
+                .queue(owner: owner, lease: .seconds(leaseSeconds), exitWhenEmpty: exitWhenEmpty), output: try OutputWriter(path: nil),
+                showProgress: false)
             CommandOutput.standardError(summary.line + "\n")
             if summary.failed > 0 { throw ExitCode(1) }
         }

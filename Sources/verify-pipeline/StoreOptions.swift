@@ -1,3 +1,4 @@
+import Application
 import ArgumentParser
 import Foundation
 import Logging
@@ -34,6 +35,15 @@ struct StoreOptions: ParsableArguments {
     func key(default variable: String = KeyEncryptionKey.defaultVariable) throws -> KeyEncryptionKey? {
         do {
             return try KeyEncryptionKey.from(variable: keyEnv ?? variable)
+        } catch {
+            throw CommandFailure(error.description)
+        }
+    }
+
+    /// Where the store is; a location that cannot be one is exit 2.
+    func location() throws -> StoreLocation {
+        do {
+            return try StoreLocation.resolve(option: url)
         } catch {
             throw CommandFailure(error.description)
         }

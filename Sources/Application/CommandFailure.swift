@@ -1,10 +1,10 @@
 /// Why a command cannot start or go on: a usage or configuration problem, a store or key that does not open, a
 /// port already taken. `main` prints it as one line and exits 2 (CONTRACT §6), so the places that find one only
 /// throw it.
-struct CommandFailure: Error, CustomStringConvertible {
-    let description: String
+package struct CommandFailure: Error, CustomStringConvertible {
+    package let description: String
 
-    init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 }

@@ -1,0 +1,96 @@
+import Foundation
+import Logging
+import OperatorView
+import Pipeline
+import ServiceLifecycle
+import Synchronization
+import TransactionStore
+import UnixSignals
+
+/// Applies the retention policy every `interval` while a worker runs, until it shuts down.
+struct RetentionService: Service {
+    let retention: Retention
+    let interval: TimeInterval
+    let store: TransactionStore
+    let logger: Logger
+    let notices: @Sendable (String) -> Void
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            while true {
+                try await Task.sleep(for: .milliseconds(Int64(interval * 1000)))
+                await PipelineApplication.applyRetention(retention, to: store, logger: logger, notices: notices)
+            }
+        }
+    }
+}
+
+/// Exits at once, as safely as a graceful shutdown, when SIGINT or SIGTERM arrives a second time: the first
+/// starts the graceful shutdown (the service group's own signals); this one throws at the second, and the
+/// group then cancels the pipeline. (service-lifecycle's own `cancellationSignals` cannot say this: a signal may
+/// be a graceful-shutdown signal or a cancellation signal, not the first and then the second.)
+struct SecondSignal: Service {
+    struct Received: Error, CustomStringConvertible {
+        var description: String { "a second signal" }
+    }
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        try await cancelWhenGracefulShutdown {
+            var count = 0
+            for await _ in signals {
+                count += 1
+                if count == 2 { throw Received() }
+            }
+        }
+    }
+}
+
+/// The pipeline run as a long-running service.
+final class PipelineService: Service, Sendable {
+    let runner: PipelineRunner
+    let input: PipelineInput
+    let emit: @Sendable (DocumentOutcome, RunProgress) async -> Void
+    /// Ends the intake: on SIGINT/SIGTERM, or when the caller says so.
+    let stop: StopSignal
+    /// Servers that must listen before the intake reads anything.
+    let listeners: [ListeningServer]
+    let logger: Logger
+    private let result = Mutex<(RunSummary?, String?)>((nil, nil))
+
+    init(
+        runner: PipelineRunner, input: PipelineInput, stop: StopSignal, listeners: [ListeningServer] = [], logger: Logger,
+        emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void
+    ) {
+        self.runner = runner
+        self.input = input
+        self.stop = stop
+        self.listeners = listeners
+        self.logger = logger
+        self.emit = emit
+    }
+
+    var summary: RunSummary? { result.withLock { $0.0 } }
+    var inputFailure: String? { result.withLock { $0.1 } }
+
+    func run() async throws {
+        for listener in listeners {
+            if case .failure(let error) = await listener.listening() {
+                result.withLock { $0.1 = error.description }
+                return
+            }
+        }
+        let stop = stop
+        await withGracefulShutdownHandler {
+            do throws(DocumentFailure) {
+                let summary = try await runner.run(input, stop: stop, emit: emit)
+                result.withLock { $0.0 = summary }
+            } catch {
+                result.withLock { $0.1 = error.message }
+            }
+        } onGracefulShutdown: { [logger] in
+            logger.notice("shutting down: the intake is stopped; the documents in flight have the grace period to finish")
+            stop.stop()
+        }
+    }
+}
