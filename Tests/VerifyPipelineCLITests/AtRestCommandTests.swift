@@ -217,15 +217,25 @@ struct AtRestCommandTests {
         #expect(try await CLIRunner.run(["status", "--store", store], environment: environment).stdout.contains(" purged ") == false)
         let purge = try await CLIRunner.run(["store", "purge", "--pipeline", retention, "--store", store], environment: environment)
         #expect(purge.status == 0 && purge.lines == dry.lines, "\(purge.stderr)")
-        var completed = 0
-        for id in purge.lines {
-            let purged = try await CLIRunner.run(["status", id, "--store", store], environment: environment)
-            #expect(
-                purged.stdout.contains("data     purged at ") && purged.stdout.contains("(identity data purged (retention count 2))"),
-                "\(purged.stdout)")
-            if purged.stdout.contains("Transaction \(id)  COMPLETED") { completed += 1 }
+        // One purged transaction as status shows it; all of them as the store holds them.
+        let shown = try await CLIRunner.run(["status", try #require(purge.lines.first), "--store", store], environment: environment)
+        #expect(
+            shown.stdout.contains("data     purged at ") && shown.stdout.contains("(identity data purged (retention count 2))"), "\(shown.stdout)")
+        let newStoreKey = try #require(try KeyEncryptionKey.from(variable: "VERIFY_PIPELINE_STORE_KEY", environment: environment))
+        let reports = try await StoreLocation(parsing: store).withStore(create: false, readOnly: true, encryption: .ifEncrypted(newStoreKey)) {
+            reader in
+            var reports: [TransactionReport] = []
+            for id in purge.lines {
+                if let report = try await reader.report(id: id) { reports.append(report) }
+            }
+            return reports
         }
-        #expect(completed >= 2)
+        #expect(reports.count == purge.lines.count)
+        for report in reports {
+            #expect(report.data == .purged, "\(report.transaction.id)")
+            #expect(report.history.last?.reason == "identity data purged (retention count 2)", "\(report.transaction.id)")
+        }
+        #expect(reports.filter { $0.transaction.state.submissionStatus == .completed }.count >= 2)
     }
 
     @Test("run applies the retention policy when it ends; a worker applies it every interval while it runs")
@@ -252,11 +262,16 @@ struct AtRestCommandTests {
         let periodic = try pipelineFile(folder, policy + "retention: {mode: count, keep: 2, interval: 10s}\n")
         let worker = try InteractiveProcess(["worker", "--store", postgres, "--pipeline", periodic])
         defer { kill(worker.process.processIdentifier, SIGKILL) }
-        let deadline = Date().addingTimeInterval(40)
-        var purged = 0
-        while Date() < deadline, purged < 4 {
-            try await Task.sleep(for: .seconds(1))
-            purged = try await CLIRunner.run(["status", "--store", postgres]).lines.filter { $0.contains(" purged ") }.count
+        // Wait on the store's state, read in-process: until the four oldest are purged, or 40 s have passed.
+        let purged = try await StoreLocation(parsing: postgres).withStore(create: false, readOnly: true, encryption: CLIRunner.storeEncryption) {
+            reader in
+            let deadline = ContinuousClock.now + .seconds(40)
+            var purged = 0
+            while purged < 4, ContinuousClock.now < deadline {
+                purged = try await reader.transactions(status: nil).filter { $0.data == .purged }.count
+                if purged < 4 { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            return purged
         }
         #expect(purged == 4, "the running worker purged \(purged) of the 4 oldest transactions")
         #expect(worker.process.isRunning)

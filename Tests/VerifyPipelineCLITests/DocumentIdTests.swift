@@ -138,10 +138,19 @@ struct DocumentIdTests {
         #expect(Set(second.compactMap(\.documentId)).isDisjoint(with: Set(earlierIds)))
         let after = try await storeBytes(store)
         #expect(earlierIds.allSatisfy { after.range(of: Data($0.utf8)) == nil })
+        let reader = try await StoreLocation(parsing: store).withStore(create: false, readOnly: true, encryption: CLIRunner.storeEncryption) {
+            reader in
+            var reports: [String: TransactionReport] = [:]
+            for id in Set(second.compactMap(\.transactionId)) { reports[id] = try await reader.report(id: id) }
+            return reports
+        }
         for line in second {
-            let shown = try await CLIRunner.run(["status", try #require(line.transactionId), "--store", store]).stdout
-            #expect(shown.contains("\(try #require(line.documentId))  ") && shown.contains("submission ACCEPTED, 1 attempt"), "\(shown)")
-            #expect(shown.contains("document \(try #require(line.documentId)) collected"), "\(shown)")
+            let transactionId = try #require(line.transactionId)
+            let report = try #require(reader[transactionId])
+            let documentId = try #require(line.documentId)
+            let document = try #require(report.documents.first { $0.id == documentId }, "\(report.documents.map(\.id))")
+            #expect(document.submission?.outcome == .accepted && document.submission?.attempts == 1)
+            #expect(report.history.contains { $0.reason == "document \(documentId) collected" })
         }
     }
 }

@@ -76,11 +76,13 @@ struct RunCommandTests {
             "txn-batch-008": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "PROCESSED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"]),
             "txn-batch-009": ("COMPLETED", ["GOVERNMENT_ID": "PROCESSED", "SELFIE": "SKIPPED", "EMAIL": "SKIPPED", "PHONE": "SKIPPED"])
         ]
+        // Read from the store itself, in-process (status --json is the status command's tests' business).
+        let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
         for (id, (status, documents)) in expected {
-            let shown = try await CLIRunner.run(["status", id, "--json", "--store", store])
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
-            #expect(object["documentSubmissionStatus"] as? String == status, "\(id)")
-            #expect(object["documentStatus"] as? [String: String] == documents, "\(id)")
+            let transaction = try #require(try await reader.transaction(id: id), "\(id)")
+            #expect(transaction.state.submissionStatus.rawValue == status, "\(id)")
+            #expect(
+                Dictionary(uniqueKeysWithValues: transaction.state.documents.map { ($0.key.rawValue, $0.value.rawValue) }) == documents, "\(id)")
         }
     }
 
