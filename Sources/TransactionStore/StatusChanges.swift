@@ -55,8 +55,9 @@ struct WrittenChange: Sendable {
     var submission: SubmissionRecord?
 }
 
-/// Status changes, decided once for every backend: the model decides every change, the backend writes it. Writes are optimistic: a change names the version it was decided on, and when another writer (a task, or
-/// another process on the same store) got there first, the core reads again and decides afresh. No database
+/// Status changes, decided once for every backend: the model decides every change, the backend writes it. Writes
+/// are optimistic: a change names the version it was decided on, and when another writer (a task, or another process
+/// on the same store) got there first, the store reads again and decides afresh. No database
 /// transaction spans a decision, so a change costs PostgreSQL one statement and SQLite one `write { }`. A change
 /// to a transaction this process has just read or written is decided on that state, without reading it again.
 extension TransactionStore {

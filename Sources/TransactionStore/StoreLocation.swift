@@ -199,6 +199,9 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             host: host, port: port, username: user, password: password,
             database: database, tls: tls)
         settings.options.connectTimeout = .seconds(Int64(connectTimeoutSeconds))
+        // Named as the pool's sessions are: a key change in this process must not count this one, still closing, as
+        // another process's.
+        settings.options.additionalStartupParameters = [("application_name", Self.applicationName)]
         // The deadline runs on the connection's event loop, not as a sleeping task: a process whose task threads are
         // busy must not mistake its own slowness for the server's silence.
         let timeout = connectTimeoutSeconds

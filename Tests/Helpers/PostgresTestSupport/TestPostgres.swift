@@ -69,9 +69,13 @@ public enum TestPostgres {
         _ body: (PostgresConnection, Logger) async throws -> T
     ) async throws -> T {
         let logger = Logger(label: "test-postgres")
-        let configuration = PostgresConnection.Configuration(
+        var configuration = PostgresConnection.Configuration(
             host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "postgres",
             password: url.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"], database: database, tls: .disable)
+        // Named as a store's sessions in this process are (`PostgresLocation.applicationName`): a key change by a store
+        // the test opened counts them as its own, so a helper connection still closing cannot refuse it. A store in
+        // another process (a CLI under test) counts them as others, as it should.
+        configuration.options.additionalStartupParameters = [("application_name", "verify-pipeline-\(ProcessInfo.processInfo.processIdentifier)")]
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         let result: T
         do {
