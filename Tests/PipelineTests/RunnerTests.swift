@@ -78,7 +78,10 @@ struct RunnerTests {
         let outcomes = emitted.sorted
         #expect(outcomes.map(\.inputId) == ["a", "line-2", "c", "d"], "a line without its own id is named by its number")
         #expect(outcomes.map { $0.failure?.code.rawValue } == [nil, "invalidKeyMap", "initiateDocumentTransactionError", nil])
-        #expect(outcomes[3].response?.documentSubmissionStatus == .completed)
+        // t-1's two documents are submitted side by side: the one that finishes second sees the transaction COMPLETED.
+        #expect(
+            [outcomes[0], outcomes[3]].contains { $0.response?.documentSubmissionStatus == .completed },
+            "\(outcomes.map { $0.response?.documentSubmissionStatus })")
         #expect(summary.documents == 4 && summary.failed == 2 && summary.completed == 1)
         let stored = try #require(try await store.transaction(id: "t-1"))
         #expect(stored.state.documents == [.email: .processed, .phone: .processed] && stored.state.submissionStatus == .completed)
