@@ -8,6 +8,7 @@ import Protect
 import ServiceLifecycle
 import Submission
 import TransactionStore
+import UnixSignals
 import WorkQueues
 
 /// The one place the application is assembled: from a configuration to the services of one `ServiceGroup` — the
@@ -63,8 +64,14 @@ package struct PipelineApplication: Sendable {
         self.logger = logger
     }
 
+    /// The signals that stop the intake and let the documents in flight finish (service-lifecycle's graceful shutdown).
+    package static let drainSignals: [UnixSignal] = [.sigterm, .sigint]
+    /// The signal that ends a drain at once (service-lifecycle's cancellation): what was not finished is left for a
+    /// later run, exactly as at the end of the grace.
+    package static let stopSignals: [UnixSignal] = [.sigquit]
+
     /// Runs the pipeline over `source` as a service group: SIGINT or SIGTERM stops the intake and gives the documents
-    /// in flight `shutdownGrace` to finish; then, or at a second signal, the run is cancelled (whatever was not
+    /// in flight `shutdownGrace` to finish; then, or at SIGQUIT, the run is cancelled (whatever was not
     /// finished is left unrecorded for a later run). `emit` gets each outcome as it is done; false stops the intake
     /// as a signal would. `started` gets the group, to shut it down from the outside (tests). The retention policy is
     /// applied at the end. Returns the summary, or throws `CommandFailure` with why there is none.
@@ -122,13 +129,12 @@ package struct PipelineApplication: Sendable {
             if await !emit(outcome, state) { stop.stop() }
         }
         // The group shuts its services down one at a time, last listed first: the pipeline drains while the metrics
-        // server (`/metrics`, `/readyz`) still answers and a second signal can still cut the drain short.
+        // server (`/metrics`, `/readyz`) still answers. SIGQUIT (or the end of the grace) cuts the drain short.
         var settings = ServiceGroupConfiguration(
             services: alongside.map { .init(service: $0) } + [
-                .init(service: SecondSignal(), failureTerminationBehavior: .cancelGroup),
                 .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)
             ],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            gracefulShutdownSignals: PipelineApplication.drainSignals, cancellationSignals: PipelineApplication.stopSignals, logger: logger)
         settings.maximumGracefulShutdownDuration = shutdownGrace
         let group = ServiceGroup(configuration: settings)
         started(group)

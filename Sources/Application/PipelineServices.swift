@@ -5,7 +5,6 @@ import Pipeline
 import ServiceLifecycle
 import Synchronization
 import TransactionStore
-import UnixSignals
 
 /// Applies the retention policy every `interval` while a worker runs, until it shuts down.
 struct RetentionService: Service {
@@ -20,27 +19,6 @@ struct RetentionService: Service {
             while true {
                 try await Task.sleep(for: .milliseconds(Int64(interval * 1000)))
                 await PipelineApplication.applyRetention(retention, to: store, logger: logger, notices: notices)
-            }
-        }
-    }
-}
-
-/// Exits at once, as safely as a graceful shutdown, when SIGINT or SIGTERM arrives a second time: the first
-/// starts the graceful shutdown (the service group's own signals); this one throws at the second, and the
-/// group then cancels the pipeline. (service-lifecycle's own `cancellationSignals` cannot say this: a signal may
-/// be a graceful-shutdown signal or a cancellation signal, not the first and then the second.)
-struct SecondSignal: Service {
-    struct Received: Error, CustomStringConvertible {
-        var description: String { "a second signal" }
-    }
-
-    func run() async throws {
-        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
-        try await cancelWhenGracefulShutdown {
-            var count = 0
-            for await _ in signals {
-                count += 1
-                if count == 2 { throw Received() }
             }
         }
     }

@@ -85,7 +85,7 @@ struct PipelineOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Seconds the documents in flight get to finish after SIGINT or SIGTERM; a second signal ends the run at once.",
+            "Seconds the documents in flight get to finish after SIGINT or SIGTERM; SIGQUIT ends the run at once.",
             valueName: "seconds"))
     var shutdownGrace: Double = 10
 

@@ -106,7 +106,8 @@ extension VerifyPipeline {
                 let group = ServiceGroup(
                     configuration: .init(
                         services: [.init(service: server)],
-                        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                        gracefulShutdownSignals: PipelineApplication.drainSignals,
+                        cancellationSignals: PipelineApplication.stopSignals, logger: logger))
                 do {
                     try await group.run()
                 } catch {
