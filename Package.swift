@@ -94,8 +94,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics")
             ]
         ),
-        // What `status --json` prints and the operator's API serves: one encoder for both.
-        .target(name: "TransactionViews", dependencies: ["TransactionStore", "VerifyModel"]),
+        // Presentation: what `status` prints (text, JSON, signals), what the API serves, the NDJSON result line.
+        .target(name: "TransactionViews", dependencies: ["TransactionStore", "VerifyModel", "Protect", "Pipeline"]),
         // `serve`: the dashboard, the JSON API, Prometheus metrics and health, over Hummingbird.
         .target(
             name: "OperatorView",
@@ -231,6 +231,7 @@ let package = Package(
         // Holds idle connections to a server from a process of its own: the operator view's load test runs it.
         .executableTarget(name: "idle-connections", path: "Tests/Helpers/idle-connections"),
         // The operator view's routes in-process (Hummingbird's test client), against a SQLite store.
+        .testTarget(name: "TransactionViewsTests", dependencies: ["TransactionViews", "TransactionStore", "Pipeline", "VerifyModel"]),
         .testTarget(
             name: "OperatorViewTests",
             dependencies: [
@@ -274,7 +275,8 @@ let package = Package(
         .testTarget(
             name: "VerifyPipelineCLITests",
             dependencies: [
-                "verify-pipeline", "TransactionStore", "WorkQueues", "VerifyModel", "Protect", "PostgresTestSupport", "LoopbackServer",
+                "verify-pipeline", "Application", "Pipeline", "TransactionViews", "TransactionStore", "WorkQueues", "VerifyModel", "Protect",
+                "PostgresTestSupport", "LoopbackServer",
                 "SeededRandom", "AAMVAFixtures", "BlockingWaits", "idle-connections", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto")
             ]

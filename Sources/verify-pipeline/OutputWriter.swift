@@ -22,11 +22,7 @@ actor OutputWriter {
     private let file: (final: String, temporary: String)?
     private var writeError: String?
     private var finished = false
-    private let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    private let encoder = ResultLine.encoder
 
     /// `nil` or `-`: standard output.
     init(path: String?) throws(Failure) {
@@ -51,15 +47,7 @@ actor OutputWriter {
     @discardableResult
     func write(_ outcome: DocumentOutcome) -> Bool {
         guard writeError == nil else { return false }
-        // A result line that cannot be encoded still gets a line, so the reader keeps one line per input.
-        var data =
-            (try? encoder.encode(ResultLine(outcome: outcome)))
-            ?? Data(#"{"error":{"code":"submissionError","message":"result could not be encoded"}}"#.utf8)
-        // A folder's name or a field may hold a terminal control JSON leaves raw (C1, bidi marks); those start with
-        // one of these bytes, which base64 images never hold.
-        if data.contains(where: { $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) {
-            data = Data(String(decoding: data, as: UTF8.self).escapingTerminalControlsInJSON.utf8)
-        }
+        var data = ResultLine(outcome).json(encoder)
         data.append(0x0A)
         var written = 0
         while written < data.count {
@@ -102,37 +90,5 @@ actor OutputWriter {
             unlink(file.temporary)
             throw Failure(description: "cannot write the results to \(file.final): \(reason)")
         }
-    }
-}
-
-/// A result line (CONTRACT §6): the DocumentSubmissionResponse plus `id`, or `{"id", "error": {"code", "message"}}`.
-struct ResultLine: Encodable {
-    let outcome: DocumentOutcome
-
-    enum Key: String, CodingKey {
-        case id, documentId, source, error, transactionId, documentType, alreadySubmitted, skipped, warnings
-    }
-
-    struct Failure: Encodable {
-        var code: String
-        var message: String
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        if let response = outcome.response { try response.encode(to: encoder) }
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(outcome.inputId ?? outcome.source, forKey: .id)
-        try container.encode(outcome.source, forKey: .source)
-        try container.encodeIfPresent(outcome.documentId, forKey: .documentId)
-        if outcome.response == nil {
-            try container.encodeIfPresent(outcome.transactionId, forKey: .transactionId)
-            try container.encodeIfPresent(outcome.documentType?.rawValue, forKey: .documentType)
-        }
-        if let failure = outcome.failure {
-            try container.encode(Failure(code: failure.code.rawValue, message: failure.message), forKey: .error)
-        }
-        if outcome.alreadySubmitted { try container.encode(true, forKey: .alreadySubmitted) }
-        if outcome.skipped { try container.encode(true, forKey: .skipped) }
-        if !outcome.warnings.isEmpty { try container.encode(outcome.warnings, forKey: .warnings) }
     }
 }

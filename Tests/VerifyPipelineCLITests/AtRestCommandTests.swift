@@ -48,8 +48,8 @@ struct AtRestCommandTests {
         // The control: the same batch into a store in clear, whose bytes must show every value looked for.
         let clear = try await kind.fresh(folder, "clear")
         let unsealed = try pipelineFile(folder, "store:\n  encryption: {enabled: false}\n")
-        let control = try await CLIRunner.run(["run", Self.samples, "--store", clear, "--pipeline", unsealed, "--omit-images"])
-        #expect(control.status == 1, "\(control.stderr)")
+        let control = try await InProcess.run(Self.samples, store: clear, pipeline: unsealed)
+        #expect(control.summary.failed == 3, "\(control.summary)")
         var values: Set<String> = []
         for line in control.lines {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -80,13 +80,10 @@ struct AtRestCommandTests {
         let found = values.filter { sealedBytes.range(of: Data($0.utf8)) != nil }
         #expect(found.isEmpty, "\(found.count) of \(values.count) identity values are readable in the encrypted \(kind) store")
 
-        let list = try await CLIRunner.run(["status", "--store", store])
-        #expect(list.status == 0)
-        #expect(list.lines.count == 10 && list.lines.dropFirst().allSatisfy { $0.contains(" sealed ") }, "\(list.stdout)")
-        let one = try await CLIRunner.run(["status", "txn-batch-001", "--json", "--store", store])
-        #expect(
-            one.status == 0 && one.stdout.contains(#""data":"sealed""#) && one.stdout.contains(#""documentSubmissionStatus":"COMPLETED""#),
-            "\(one.stdout)\(one.stderr)")
+        // It reads as before with the key: every transaction sealed, their statuses whole.
+        let summaries = try await InProcess.summaries(store)
+        #expect(summaries.count == 9 && summaries.allSatisfy { $0.data == .sealed })
+        #expect(summaries.filter { $0.status == .completed }.count == 6)
         let again = try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"])
         #expect(again.stderr.contains("15 documents (3 failed, 12 already submitted), 9 transactions (6 completed)"), "\(again.stderr)")
     }
@@ -96,7 +93,7 @@ struct AtRestCommandTests {
         let folder = try temporaryFolder("at-rest-keys")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
-        #expect(try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"]).status == 1)
+        #expect(try await InProcess.run(Self.samples, store: store).summary.transactions == 9)
         let before = try await Self.rows(store)
         let wrong = Data((0..<32).map { UInt8(truncatingIfNeeded: 7 &+ $0 &* 37) }).base64EncodedString()
         for (environment, arguments, message) in [
@@ -168,10 +165,9 @@ struct AtRestCommandTests {
         writer.closeInput()
         #expect(await writer.waitForExit())
         // The store opens and reads whole either way.
-        let status = try await CLIRunner.run(["status", "--store", store])
-        #expect(status.status == 0, "\(status.stderr)")
-        #expect(status.stdout.contains("clear-1"))
-        #expect(status.stdout.contains("clear-2") == (kind == .postgres), "\(status.stdout)")
+        let ids = try await InProcess.summaries(store).map(\.id)
+        #expect(ids.contains("clear-1"))
+        #expect(ids.contains("clear-2") == (kind == .postgres), "\(ids)")
     }
 
     @Test("store encrypt, rotate-key and purge from the command line")
@@ -180,8 +176,8 @@ struct AtRestCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
         let unsealed = try pipelineFile(folder, "store:\n  encryption: {enabled: false}\n")
-        #expect(try await CLIRunner.run(["run", Self.samples, "--store", store, "--pipeline", unsealed, "--omit-images"]).status == 1)
-        #expect(try await CLIRunner.run(["status", "--store", store]).stdout.contains(" present "))
+        #expect(try await InProcess.run(Self.samples, store: store, pipeline: unsealed).summary.transactions == 9)
+        #expect(try await InProcess.summaries(store).allSatisfy { $0.data == .present })
         // The default pipeline requires encryption: a store in clear is not silently mixed.
         let mixed = try await CLIRunner.run(["run", Self.samples, "--store", store, "--omit-images"])
         #expect(mixed.status == 2 && mixed.stderr.contains("holds identity data in clear"), "\(mixed.stderr)")
@@ -190,7 +186,7 @@ struct AtRestCommandTests {
         // 9 verification codes, the fields of the 12 documents collected (Protect is off: no payloads) and the
         // document secret.
         #expect(encrypt.status == 0 && encrypt.stderr.contains("sealed 22 values"), "\(encrypt.stderr)")
-        #expect(try await CLIRunner.run(["status", "--store", store]).stdout.contains(" sealed "))
+        #expect(try await InProcess.summaries(store).allSatisfy { $0.data == .sealed })
         #expect(try await CLIRunner.run(["store", "encrypt", "--store", store]).stderr.contains("encrypted already"))
 
         let newKey = Data((0..<32).map { UInt8(truncatingIfNeeded: 0x42 &+ $0 &* 37) }).base64EncodedString()
@@ -214,14 +210,14 @@ struct AtRestCommandTests {
         let dry = try await CLIRunner.run(["store", "purge", "--pipeline", retention, "--dry-run", "--store", store], environment: environment)
         #expect(dry.status == 0 && dry.stderr.contains("would purge the identity data of \(dry.lines.count) transactions"), "\(dry.stderr)")
         #expect(dry.lines.count >= 3)
-        #expect(try await CLIRunner.run(["status", "--store", store], environment: environment).stdout.contains(" purged ") == false)
+        let newStoreKey = try #require(try KeyEncryptionKey.from(variable: "VERIFY_PIPELINE_STORE_KEY", environment: environment))
+        #expect(try await InProcess.summaries(store, encryption: .ifEncrypted(newStoreKey)).allSatisfy { $0.data != .purged })
         let purge = try await CLIRunner.run(["store", "purge", "--pipeline", retention, "--store", store], environment: environment)
         #expect(purge.status == 0 && purge.lines == dry.lines, "\(purge.stderr)")
         // One purged transaction as status shows it; all of them as the store holds them.
         let shown = try await CLIRunner.run(["status", try #require(purge.lines.first), "--store", store], environment: environment)
         #expect(
             shown.stdout.contains("data     purged at ") && shown.stdout.contains("(identity data purged (retention count 2))"), "\(shown.stdout)")
-        let newStoreKey = try #require(try KeyEncryptionKey.from(variable: "VERIFY_PIPELINE_STORE_KEY", environment: environment))
         let reports = try await StoreLocation(parsing: store).withStore(create: false, readOnly: true, encryption: .ifEncrypted(newStoreKey)) {
             reader in
             var reports: [TransactionReport] = []
@@ -248,9 +244,8 @@ struct AtRestCommandTests {
         #expect(run.status == 1)
         let line = try #require(run.stderr.split(separator: "\n").first { $0.contains("purged the identity data of") }, "\(run.stderr)")
         #expect(line.hasSuffix("under retention count 1"))
-        let list = try await CLIRunner.run(["status", "--store", store])
         // Every finished transaction but the newest: the 6 COMPLETED and the expired one, less one.
-        #expect(list.lines.filter { $0.contains(" purged ") }.count >= 5, "\(list.stdout)")
+        #expect(try await InProcess.summaries(store).filter { $0.data == .purged }.count >= 5)
 
         let postgres = try await freshPostgresStore()
         let batch = try fieldBatch(folder, transactions: (0..<6).map { "keep-\($0)" }, phone: false)

@@ -49,9 +49,7 @@ struct DocumentIdTests {
         #expect(unkeyed.count == 48)
 
         var shown = first.stdout + first.stderr
-        for id in Set(lines.compactMap(\.transactionId)) {
-            shown += try await CLIRunner.run(["status", id, "--json", "--store", store]).stdout
-        }
+        shown += try await InProcess.statuses(store, Set(lines.compactMap(\.transactionId))).joined()
         let serve = try await ServeProcess(["--store", store])
         for id in Set(lines.compactMap(\.transactionId)) {
             let answer = try await serve.get("/api/transactions/\(id)")

@@ -28,7 +28,7 @@ struct HTTPSubmitterTests {
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
         // fields.json also names a phone, which this policy disables: those lines fail with missingDocumentType.
-        let outcome = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline])
+        let outcome = try await InProcess.outcome(batch.path, store: store, pipeline: pipeline)
         #expect(outcome.status == 1)
         let lines = try resultLines(outcome.stdout).filter { $0.documentType == "EMAIL" || $0.id.hasSuffix("/EMAIL") }
         #expect(lines.count == 7)
@@ -158,7 +158,7 @@ struct ProtectSignalsTests {
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1"}
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
-        let run = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline, "--omit-images"])
+        let run = try await InProcess.outcome(batch.path, store: store, pipeline: pipeline)
         #expect(run.status == 0, "\(run.stderr)")
         for transaction in ["accept-a", "accept-b"] {
             let payloads = Self.signalsOfSubmissions(server, transaction: transaction)
@@ -171,8 +171,8 @@ struct ProtectSignalsTests {
             #expect(decoded.device["imageSizes"] == nil || decoded.device["imageSizes"] == "480x640")
             #expect(decoded.behavior?.arrivalsMs.isEmpty == false)
             // Stored with the transaction, and shown by status --signals.
-            let shown = try await CLIRunner.run(["status", transaction, "--signals", "--json", "--store", store])
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+            let shown = try await InProcess.signals(store, transaction)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])
             #expect((object["signals"] as? [String: Any])?["data"] as? String == payloads[0])
             #expect((object["riskEvaluation"] as? [String: Any])?["id"] as? String == "risk-1")
         }
@@ -201,7 +201,7 @@ struct ProtectSignalsTests {
             submitter: {kind: http, endpoint: "\(server.baseURL)/v1"}
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
-        #expect(try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
+        #expect(try await InProcess.outcome(batch.path, store: store, pipeline: pipeline).status == 0)
         let payloads = Self.signalsOfSubmissions(server, transaction: "accept-n")
         #expect(payloads.count == 2 && Set(payloads).count == 1)
         #expect(SignalsPayload(data: payloads[0])?.behavior == nil)

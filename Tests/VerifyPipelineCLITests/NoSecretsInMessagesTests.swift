@@ -146,13 +146,8 @@ struct NoSecretsInMessagesTests {
 
         var seen = results.compactMap { $0.error?.message }
         seen.append(outcome.stderr)
-        for transaction in ["accept-sweep", "bad-sweep", "flaky-sweep", "expired-sweep"] {
-            for format in [[], ["--json"]] {
-                let status = try await CLIRunner.run(["status", transaction, "--store", store] + format)
-                #expect(status.status == 0, "\(transaction): \(status.stderr)")
-                seen += [status.stdout, status.stderr]
-            }
-        }
+        // What status prints for each (text and JSON) and the list, rendered by the code the command prints with.
+        seen += try await InProcess.statuses(store, ["accept-sweep", "bad-sweep", "flaky-sweep", "expired-sweep"])
         let list = try await CLIRunner.run(["status", "--store", store])
         seen += [list.stdout, list.stderr]
         Self.expectNoSecret(in: seen)
@@ -176,10 +171,7 @@ struct NoSecretsInMessagesTests {
 
         var seen = results.compactMap { $0.error?.message }
         seen.append(outcome.stderr)
-        for transaction in Set(results.compactMap(\.transactionId)) {
-            let status = try await CLIRunner.run(["status", transaction, "--store", store])
-            seen += [status.stdout, status.stderr]
-        }
+        seen += try await InProcess.statuses(store, Set(results.compactMap(\.transactionId)))
         for text in seen {
             for value in values {
                 #expect(!text.contains(value), "a sample document value appears in: \(text.prefix(300))")

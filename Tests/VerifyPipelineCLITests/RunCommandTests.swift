@@ -88,10 +88,11 @@ struct RunCommandTests {
 
     @Test("running the same folder again submits nothing twice")
     func rerun() async throws {
+        let samples = CLIRunner.root.appendingPathComponent("Samples/batch").path
         let folder = try temporaryFolder("run-twice")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = folder.appendingPathComponent("store.sqlite").path
-        let first = try resultLines(try await CLIRunner.run(["run", "Samples/batch", "--store", store, "--omit-images"]).stdout)
+        let first = try resultLines(try await InProcess.outcome(samples, store: store).stdout)
         let second = try resultLines(try await CLIRunner.run(["run", "Samples/batch", "--store", store, "--omit-images"]).stdout)
         #expect(second.count == first.count)
         let succeeded = second.filter { $0.error == nil }
@@ -160,8 +161,8 @@ struct RunCommandTests {
               submit: {workers: 1, queue: 1}
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
-        let run = try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline])
-        #expect(run.status == 0, "\(run.stderr)")
+        let run = try await InProcess.outcome(batch.path, store: store, pipeline: pipeline)
+        #expect(run.status == 0, "\(run.stdout)")
 
         let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
         let first = try #require(try await reader.report(id: "ends-00"))

@@ -4,8 +4,9 @@ import PostgresTestSupport
 import Testing
 import TransactionStore
 
-/// Issue 14's faults of the submission endpoint, each run through `verify-pipeline run` against real loopback
-/// servers. Each case prints the document's final status, the requests each server saw and how often the document
+/// Issue 14's faults of the submission endpoint, each a run of the application in-process (through the composition
+/// root `run` uses; the command line where it is what is tested: a configuration error, SIGTERM) against real
+/// loopback servers. Each case prints the document's final status, the requests each server saw and how often the document
 /// was accepted.
 @Suite("Submission faults: redirects, slow and large bodies, TLS", .serialized)
 struct SubmissionFaultTests {
@@ -29,10 +30,16 @@ struct SubmissionFaultTests {
         return Case(folder: folder, store: folder.appendingPathComponent("store.sqlite").path, batch: batch, pipeline: pipeline)
     }
 
+    /// `run` over the case's batch, in-process: the exit status the command would give (1 when a document failed) and
+    /// the result lines it would print.
+    static func run(_ test: Case) async throws -> CLIRunner.Outcome {
+        try await InProcess.outcome(test.batch.path, store: test.store, pipeline: test.pipeline)
+    }
+
     /// `run` over the case's batch, and how long it took (printed).
     static func timedRun(_ name: String, _ test: Case) async throws -> (CLIRunner.Outcome, Duration) {
         let start = ContinuousClock.now
-        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
+        let run = try await Self.run(test)
         let elapsed = ContinuousClock.now - start
         print("[\(name)] run ended after \(elapsed)")
         return (run, elapsed)
@@ -65,7 +72,7 @@ struct SubmissionFaultTests {
                 {kind: http, endpoint: "\(endpoint.baseURL)/v1", timeoutSeconds: 2, retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
                 """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
-        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
+        let run = try await Self.run(test)
         #expect(run.status == 1)
         let line = try #require(try resultLines(run.stdout).first)
         #expect(line.error?.code == "submissionError")
@@ -155,7 +162,7 @@ struct SubmissionFaultTests {
                 {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5}
                 """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
-        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
+        let run = try await Self.run(test)
         #expect(run.status == 0, "\(run.stdout)")
         #expect(try await Self.report("2 MB body", test, transaction: "big-1", servers: [("endpoint", server)]) == "PROCESSED")
         #expect(server.requests.count == 1)
@@ -177,7 +184,7 @@ struct SubmissionFaultTests {
                 {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
                 """)
         defer { try? FileManager.default.removeItem(at: untrusted.folder) }
-        let refused = try await CLIRunner.run(["run", untrusted.batch.path, "--store", untrusted.store, "--pipeline", untrusted.pipeline])
+        let refused = try await Self.run(untrusted)
         #expect(refused.status == 1)
         let line = try #require(try resultLines(refused.stdout).first)
         #expect(line.error?.code == "submissionError")
@@ -191,7 +198,7 @@ struct SubmissionFaultTests {
                 {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 5, caFile: "\(certificates)/ca.pem"}
                 """)
         defer { try? FileManager.default.removeItem(at: trusted.folder) }
-        let accepted = try await CLIRunner.run(["run", trusted.batch.path, "--store", trusted.store, "--pipeline", trusted.pipeline])
+        let accepted = try await Self.run(trusted)
         #expect(accepted.status == 0, "\(accepted.stdout)")
         #expect(try await Self.report("https, caFile", trusted, transaction: "accept-tls", servers: [("endpoint", server)]) == "PROCESSED")
         #expect(server.requests.count == 1)
@@ -219,7 +226,7 @@ struct SubmissionFaultTests {
                  retry: {maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 20}}
                 """)
         defer { try? FileManager.default.removeItem(at: test.folder) }
-        let run = try await CLIRunner.run(["run", test.batch.path, "--store", test.store, "--pipeline", test.pipeline])
+        let run = try await Self.run(test)
         #expect(run.status == 1)
         let line = try #require(try resultLines(run.stdout).first)
         #expect(line.error?.code == "submissionError")

@@ -15,7 +15,9 @@ package struct DocumentInput: Sendable, Equatable {
     /// The work-queue item it came from, when a worker claimed it.
     var queueItem: Int64?
 
-    init(sequence: Int, inputId: String?, source: String, type: DocumentType?, group: String? = nil, queueItem: Int64? = nil) {
+    package init(
+        sequence: Int, inputId: String?, source: String, type: DocumentType?, group: String? = nil, queueItem: Int64? = nil
+    ) {
         self.sequence = sequence
         self.inputId = inputId
         self.source = source
@@ -32,7 +34,7 @@ package struct DocumentFailure: CodedError, Equatable {
 
     package var failureCode: FailureCode { code }
 
-    init(_ code: DocumentSubmissionErrorCode, _ message: String) {
+    package init(_ code: DocumentSubmissionErrorCode, _ message: String) {
         self.code = .document(code)
         self.message = message
     }
@@ -77,7 +79,7 @@ package struct DocumentOutcome: Sendable {
     package var source: String { input.source }
     package var documentType: DocumentType? { input.type }
 
-    init(
+    package init(
         input: DocumentInput, documentId: String? = nil, transactionId: String?, response: DocumentSubmissionResponse? = nil,
         failure: DocumentFailure? = nil
     ) {
