@@ -278,7 +278,7 @@ let package = Package(
                 "verify-pipeline", "Application", "Pipeline", "TransactionViews", "TransactionStore", "WorkQueues", "VerifyModel", "Protect",
                 "PostgresTestSupport", "LoopbackServer",
                 "SeededRandom", "AAMVAFixtures", "BlockingWaits", "idle-connections", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto")
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")
             ]
         ),
 
