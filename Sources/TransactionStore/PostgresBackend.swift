@@ -108,13 +108,24 @@ final class PostgresBackend: StoreBackend {
             // No other session may be connected: a process that holds the old sealing would go on writing with it. One
             // that connects meanwhile waits on the key table until the change is committed, then reads the new key.
             try await connection.query("LOCK TABLE store_keys IN ACCESS EXCLUSIVE MODE", logger: logger)
-            let others =
-                try await Self.first(
+            // A process that has just exited is still listed until its server backend notices and ends (seconds on a
+            // busy server): the count is read again, on a fresh statistics snapshot, for up to `sessionsEnd`, and only
+            // sessions still there then refuse the change.
+            func otherSessions() async throws -> Int64 {
+                try await connection.query("SELECT pg_stat_clear_snapshot()", logger: logger).collect()
+                return try await Self.first(
                     connection,
                     """
                     SELECT count(*)::int8 FROM pg_stat_activity
                     WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name <> \(PostgresLocation.applicationName)
                     """, Int64.self, logger) ?? 0
+            }
+            var others = try await otherSessions()
+            let deadline = ContinuousClock.now + Self.sessionsEnd
+            while others > 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+                others = try await otherSessions()
+            }
             guard others == 0 else { throw StoreError.othersConnected(location, count: others, encrypting: old == nil) }
             try await connection.query("LOCK TABLE transactions, documents, protect_states IN EXCLUSIVE MODE", logger: logger)
             let changed =
@@ -329,6 +340,9 @@ final class PostgresBackend: StoreBackend {
     }
 
     /// The first row's one value, nil when there is no row.
+    /// How long a key change waits for the sessions of processes that have just ended to leave the server's list.
+    static let sessionsEnd = Duration.seconds(5)
+
     static func first<T: PostgresDecodable>(_ connection: PostgresConnection, _ query: PostgresQuery, _ type: T.Type, _ logger: Logger)
         async throws -> T?
     {
