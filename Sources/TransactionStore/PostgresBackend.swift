@@ -339,10 +339,10 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    /// The first row's one value, nil when there is no row.
     /// How long a key change waits for the sessions of processes that have just ended to leave the server's list.
     static let sessionsEnd = Duration.seconds(5)
 
+    /// The first row's one value, nil when there is no row.
     static func first<T: PostgresDecodable>(_ connection: PostgresConnection, _ query: PostgresQuery, _ type: T.Type, _ logger: Logger)
         async throws -> T?
     {
