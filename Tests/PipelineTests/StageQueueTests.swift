@@ -33,6 +33,21 @@ struct StageQueueTests {
         #expect(received == Array(0..<10))
     }
 
+    @Test("trySend adds without waiting while there is room, hands over to a waiting receiver, and refuses when full")
+    func trySend() async throws {
+        let queue = StageQueue<Int>(limits: .init(items: 2, bytes: 1 << 20))
+        #expect(queue.trySend(1) && queue.trySend(2))
+        #expect(!queue.trySend(3), "full: nothing is added")
+        #expect(queue.count == 2)
+        #expect(await queue.receive() == 1)
+        #expect(await queue.receive() == 2)
+        let receiver = Task { await queue.receive() }
+        await eventually { queue.waitingReceivers == 1 }
+        #expect(queue.trySend(4))
+        #expect(await receiver.value == 4)
+        #expect(queue.count == 0, "handed over, not buffered")
+    }
+
     @Test("a queue full in bytes suspends its sender; an element larger than the bound still passes, alone")
     func backpressureByBytes() async throws {
         let queue = StageQueue<String>(limits: .init(items: 100, bytes: 10))

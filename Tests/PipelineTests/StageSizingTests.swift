@@ -7,13 +7,13 @@ import Testing
 @Suite("Stage sizes follow the machine")
 struct StageSizingTests {
     @Test(
-        "decode and scan get a worker per core, submit at least 4, track one; the queues grow with them",
+        "decode and scan get a worker per core, track and submit at least 4; the queues grow with them",
         arguments: [(1, 1, 64, 4), (2, 2, 64, 4), (16, 16, 128, 16), (64, 64, 512, 64)])
     func sized(cores: Int, workers: Int, queue: Int, submit: Int) {
         let configuration = PipelineConfiguration().sized(forCores: cores)
         #expect(configuration.decode.workers == workers && configuration.scan.workers == workers)
         #expect(configuration.decode.queue == queue && configuration.scan.queue == queue)
-        #expect(configuration.track.workers == 1)
+        #expect(configuration.track.workers == submit)
         #expect(configuration.submit.workers == submit)
     }
 

@@ -13,7 +13,8 @@ struct PlanCommandTests {
         #expect(one.lines.contains("decode     1 workers, queue    64") && one.lines.contains("scan       1 workers, queue    64"), "\(one.stdout)")
         let sixteen = try await CLIRunner.run(["plan", "--jobs", "16"])
         #expect(
-            sixteen.lines.contains("scan      16 workers, queue   128") && sixteen.lines.contains("submit    16 workers, queue   256"),
+            sixteen.lines.contains("scan      16 workers, queue   128") && sixteen.lines.contains("track     16 workers, queue   128")
+                && sixteen.lines.contains("submit    16 workers, queue   256"),
             "\(sixteen.stdout)")
         let file = try await CLIRunner.run(["plan", "--pipeline", "Pipelines/worker.yaml", "--jobs", "16"])
         #expect(file.lines.contains("scan       1 workers, queue    16  (pipeline file)"), "\(file.stdout)")

@@ -40,9 +40,15 @@ struct ScanStage: Sendable {
     let symbologies: Set<BarcodeFormat>
     let resolver: QRResolver
 
-    /// Throws `.cancelled` when the run is cancelled while waiting for another document's read of the QR: the
-    /// document is dropped unrecorded, like any other cut short by cancellation.
-    func callAsFunction(_ document: DecodedDocument, with scanner: BarcodeScanner) async throws(StageStop) -> ScannedDocument {
+    /// Documents the stage takes in at once for `scanners` scanners: a folder's documents wait for the one reading its
+    /// QR (a licence back and a selfie: one waits), so the stage holds enough for every scanner to have a document
+    /// to scan while others wait.
+    static func documentsInStage(scanners: Int) -> Int { 4 * max(1, scanners) }
+
+    /// Throws `.cancelled` when the run is cancelled while waiting for another document's read of the QR or for a
+    /// scanner: the document is dropped unrecorded, like any other cut short by cancellation. A scanner is held only
+    /// while scanning, never while waiting for another document's answer.
+    func callAsFunction(_ document: DecodedDocument, scanners: ScannerPool) async throws(StageStop) -> ScannedDocument {
         var job = document.job
         // When the back may also carry the transaction's QR, this document reads the folder's QR with the same pass
         // that reads the back's PDF417. It claims the folder's answer before scanning, so that the folder's other
@@ -53,13 +59,57 @@ struct ScanStage: Sendable {
         if case .qrImage(let group, let candidates) = job.identity, case .file(let path) = job.images[.back], candidates.contains(path),
             document.images[.back] != nil, symbologies.contains(.pdf417)
         {
-            do {
-                answer = try await resolver.claim(group)
-            } catch {
-                throw .cancelled
-            }
+            answer = try await claim(group)
             if answer == nil { candidateBack = path }
         }
+        let (backBarcodes, read, reading) = try await scanners.lend { scanner throws(StageStop) in
+            try scanOwnImages(document, candidateBack: candidateBack, with: scanner)
+        }
+        if let read { answer = read }
+        if let reading {
+            job.mrz = reading.mrz.lines.joined(separator: "\n")
+            if !reading.repairs.isEmpty { job.readWarnings = reading.repairs.map { "MRZ \($0)" } }
+        }
+        let transaction: TransactionReference
+        switch job.identity {
+        case .qr(let qr):
+            transaction = .named(qr.transactionId)
+        case .known(let id):
+            transaction = .named(id)
+        case .qrImage(let group, let candidates):
+            if answer == nil { answer = try await claim(group) }
+            if answer == nil {
+                answer = try await scanners.lend { scanner in
+                    let found = findQR(in: candidates, alreadyScanned: [:], with: scanner, keepingFor: group)
+                    resolver.fulfill(group, with: found)
+                    return found
+                }
+            }
+            switch answer! {
+            case .success(let qr): transaction = .read(qr)
+            case .failure(let failure): throw .failed(failure)
+            }
+        }
+        return ScannedDocument(
+            job: job, transaction: transaction, images: document.images.mapValues(\.bytes),
+            backBarcodes: backBarcodes, capture: document.capture)
+    }
+
+    /// The folder's answer, or nil when this document asks first and must read the QR (see `QRResolver.claim`).
+    private func claim(_ group: String) async throws(StageStop) -> QRResolver.Answer? {
+        do {
+            return try await resolver.claim(group)
+        } catch {
+            throw .cancelled
+        }
+    }
+
+    /// The scanning of the document's own images: the back's barcodes (with the folder's QR when `candidateBack` names
+    /// the back: the answer is given to the folder and returned), and the MRZ where it can be the identity's source.
+    private func scanOwnImages(
+        _ document: DecodedDocument, candidateBack: String?, with scanner: BarcodeScanner
+    ) throws(StageStop) -> (backBarcodes: [Barcode]?, answer: QRResolver.Answer?, mrz: MRZReading?) {
+        let job = document.job
         var backBarcodes: [Barcode]?
         var backFailure: (any CodedError)?
         // A document of the folder that asked first (a selfie) read this back for the QR, PDF417 and all.
@@ -76,6 +126,7 @@ struct ScanStage: Sendable {
                 backFailure = error
             }
         }
+        var answer: QRResolver.Answer?
         if let path = candidateBack, case .qrImage(let group, let candidates) = job.identity {
             // The folder's other documents see the image's failure as they would have met it reading the image.
             let read: Result<[Barcode], DocumentFailure> =
@@ -92,37 +143,11 @@ struct ScanStage: Sendable {
         // The MRZ is read only where it can be the identity's source: no typed MRZ, and no licence data from the
         // back's PDF417 (a licence back's search for a band it does not carry was a fifth of a run's CPU).
         let licenceBack = backBarcodes?.contains { $0.format == .pdf417 && AAMVARecord.hasHeader($0.text) } ?? false
-        if job.type == .governmentId, job.mrz == nil, !licenceBack, let reading = try readMRZ(document, with: scanner) {
-            job.mrz = reading.mrz.lines.joined(separator: "\n")
-            if !reading.repairs.isEmpty { job.readWarnings = reading.repairs.map { "MRZ \($0)" } }
+        var reading: MRZReading?
+        if job.type == .governmentId, job.mrz == nil, !licenceBack {
+            reading = try readMRZ(document, with: scanner)
         }
-        let transaction: TransactionReference
-        switch job.identity {
-        case .qr(let qr):
-            transaction = .named(qr.transactionId)
-        case .known(let id):
-            transaction = .named(id)
-        case .qrImage(let group, let candidates):
-            if answer == nil {
-                do {
-                    answer = try await resolver.claim(group)
-                } catch {
-                    throw .cancelled
-                }
-            }
-            if answer == nil {
-                let found = findQR(in: candidates, alreadyScanned: [:], with: scanner, keepingFor: group)
-                resolver.fulfill(group, with: found)
-                answer = found
-            }
-            switch answer! {
-            case .success(let qr): transaction = .read(qr)
-            case .failure(let failure): throw .failed(failure)
-            }
-        }
-        return ScannedDocument(
-            job: job, transaction: transaction, images: document.images.mapValues(\.bytes),
-            backBarcodes: backBarcodes, capture: document.capture)
+        return (backBarcodes, answer, reading)
     }
 
     /// The MRZ printed on the front (a passport page, a TD2 card) or the back (a TD1 card): from there on its text

@@ -243,13 +243,15 @@ package struct PipelineRunner: Sendable {
         }
 
         private func scanStage() async {
-            await PipelineRunner.stage("scan", workers: configuration.scan.workers, from: toScan) {
-                let scanner = BarcodeScanner(configuration: self.scanner)
-                return { item in
+            // The scanners bound the stage's CPU work; the stage holds more documents than that, so that documents
+            // waiting for another's reading of their folder's QR do not keep the scanners from the rest.
+            let scanners = ScannerPool(count: configuration.scan.workers, configuration: scanner)
+            await PipelineRunner.stage("scan", workers: ScanStage.documentsInStage(scanners: scanners.count), from: toScan) {
+                { item in
                     try await PipelineRunner.pass(
                         item,
                         through: { document throws(StageStop) in
-                            try await scan(document, with: scanner)
+                            try await scan(document, scanners: scanners)
                         }, to: toParse, report: toReport)
                 }
             }

@@ -113,6 +113,25 @@ final class StageQueue<Element: Sendable>: Sendable {
         }
     }
 
+    /// Adds `element` without waiting: handed to a waiting receiver, or buffered when it fits; false when the queue is
+    /// full (nothing is added).
+    func trySend(_ element: Element, weight: Int = 0) -> Bool {
+        let action: SendAction<Element> = state.withLock { state in
+            precondition(!state.finished, "send after finish")
+            if let receiver = state.receivers.popFirst() { return .handOver(receiver.continuation) }
+            guard state.senders.isEmpty, state.fits(weight, limits) else { return .wait }
+            state.buffer.append((element, weight))
+            state.bytes += weight
+            return .resume
+        }
+        switch action {
+        case .handOver(let receiver): receiver.resume(returning: element)
+        case .resume, .cancelled: break
+        case .wait: return false
+        }
+        return true
+    }
+
     /// The next element, or nil once the queue is finished and drained, or when the task is cancelled.
     func receive() async -> Element? {
         let id = state.withLock { state in
