@@ -95,7 +95,7 @@ enum InkComponents {
     }
 
     /// Dark: at most 80% of the local mean and at least 12 grey levels below it.
-    private static func binarise(_ image: GrayImage, window: Int) -> [Bool] {
+    static func binarise(_ image: GrayImage, window: Int) -> [Bool] {
         let width = image.width, height = image.height
         // Row-major integral image, one row and column of zeros first. 32 bits hold 16 million pixels of 255.
         var integral = [UInt32](repeating: 0, count: (width + 1) * (height + 1))

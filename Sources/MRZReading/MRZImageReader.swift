@@ -57,11 +57,12 @@ public struct MRZImageReader: Sendable {
         var first = attempt.outcome
         if case .read = first { return first }
         // Nothing like a band: hollow (outline) or broken strokes fall apart into pieces no line is made of. The
-        // page is searched again with its strokes closed over gaps of two pixels.
+        // page is searched again with its strokes closed over gaps of two pixels, then with its hollows filled.
         if attempt.pitch == nil {
             let closed = search.closedInk(radius: 1)
             let again = read(closed) { () -> GrayImage in closed }
             if case .notFound = again {} else { return again }
+            return solidPage(search, first: first)
         }
         if min(search.width, search.height) >= 1200 {
             let half = search.halved()
@@ -88,7 +89,31 @@ public struct MRZImageReader: Sendable {
             .closedInk(radius: max(1, Int((pitch / 20).rounded())))
         let closedRead = read(closed) { () -> GrayImage in closed }
         switch (closedRead, first) {
-        case (.read, _), (.unreadable, .notFound): return closedRead
+        case (.read, _): return closedRead
+        case (.unreadable, .notFound): first = closedRead
+        default: break
+        }
+        // The band binarised with a window of two pitches, the hollows of outline print filled.
+        let solid = source.cropped(minX: band.minX - margin, minY: band.minY - margin, maxX: band.maxX + margin, maxY: band.maxY + margin)
+            .filledHollowStrokes(window: min(61, max(15, Int(2 * pitch))))
+        let solidRead = read(solid) { () -> GrayImage in solid }
+        switch (solidRead, first) {
+        case (.read, _): return solidRead
+        case (.unreadable, .notFound): first = solidRead
+        default: break
+        }
+        return solidPage(search, first: first)
+    }
+
+    /// The last try: the page binarised, the hollows of outline print filled (`filledHollowStrokes`). Hollow print's
+    /// characters fall apart into nested rings that line up with nothing, or another text of the page is taken for the
+    /// band; blurred print's grey edges go. What it reads is checked as every reading is; otherwise `first` stands
+    /// unless it found nothing.
+    private func solidPage(_ search: GrayImage, first: Outcome) -> Outcome {
+        let solid = search.filledHollowStrokes(window: min(61, max(15, max(search.width, search.height) / 40)))
+        let again = read(solid) { () -> GrayImage in solid }
+        switch (again, first) {
+        case (.read, _), (.unreadable, .notFound): return again
         default: return first
         }
     }
