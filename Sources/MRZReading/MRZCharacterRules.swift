@@ -125,6 +125,9 @@ enum MRZCharacterRules {
     static let pairCloseCall: Float = 1.15
     /// The share of `closeCall` within which a look-alike makes a name's letter a guess.
     static let nameCloseCall: Float = 0.75
+    /// How clearly the samples where only one of two look-alikes has ink must show the one read
+    /// (`GlyphClassifier.evidence`, -1 to 1) for a close call between them to be settled.
+    static let settledEvidence: Float = 0.5
 
     static func isCloseCall(_ gap: Float, _ chosen: Character, _ other: Character) -> Bool {
         gap <= closeCall * GlyphClassifier.separation(chosen, other)
@@ -333,9 +336,12 @@ enum MRZCharacterRules {
     /// `pairCloseCall` at two or three cells of the field swap together and still parse. In a field no check digit
     /// covers (a visa's optional data, a name, a state code) a close look-alike is enough. Swaps can cancel in a
     /// check digit (G and Q weigh the same modulo 10; `0000000000` read `O0OOOOOOO0` checks), so the number is a guess.
+    /// `settled` says where the glyph itself tells a look-alike pair apart beyond doubt (`GlyphClassifier.evidence`):
+    /// such a close call is not one.
     static func ambiguity(
         in mrz: MRZ, scores: [[[Float]]],
-        parse: ([[Character]]) throws(MRZError) -> MRZ
+        parse: ([[Character]]) throws(MRZError) -> MRZ,
+        settled: (Position, Character, Character) -> Bool = { _, _, _ in false }
     ) -> Position? {
         let slots = slots(mrz.format)
         let lines = mrz.lines.map { Array($0) }
@@ -365,7 +371,9 @@ enum MRZCharacterRules {
                 let cell = scores[position.line][position.index]
                 for other in lookAlikes[chosen] ?? [] where slot.allows(other) {
                     let gap = cell[index[chosen]!] - cell[index[other]!]
-                    guard gap <= fraction * closeCall * GlyphClassifier.separation(chosen, other) else { continue }
+                    guard gap <= fraction * closeCall * GlyphClassifier.separation(chosen, other), !settled(position, chosen, other) else {
+                        continue
+                    }
                     // A state code is kept as read (flagged when unlisted): a look-alike matters only where it
                     // makes another listed code.
                     if states {

@@ -205,6 +205,7 @@ public struct MRZImageReader: Sendable {
                 shifts: stride(from: -4.0, through: 4.0, by: 0.5).map { $0 })
             if again.fit > geometries[index].fit { geometries[index] = again }
         }
+        var windows: [ArraySlice<MRZGrid.Cell>] = []
         for (line, geometry) in zip(grid.lines, geometries.map(\.geometry)) {
             let cells = line.map { classifier.scores($0, geometry: geometry) }
             // The window of the format's length that reads best: the grid may be a cell off at either end.
@@ -212,6 +213,18 @@ public struct MRZImageReader: Sendable {
                 cells[a..<(a + count)].reduce(0) { $0 + ($1.max() ?? 0) } < cells[b..<(b + count)].reduce(0) { $0 + ($1.max() ?? 0) }
             }!
             scores.append(Array(cells[best..<(best + count)]))
+            windows.append(line[best..<(best + count)])
+        }
+        // A close call between look-alikes that a stroke only one of them has settles (a `Q`'s tail: paper for an `O`
+        // read, ink for a `Q`), by at least half the cell's own contrast. Measured on every pair, width alone
+        // included, held-apart pages came out wrong (`12S0XZW08` read `12SOXZWO8` on a clean 300-dpi scan): width
+        // is no such stroke (`GlyphClassifier.evidence`).
+        func settled(_ position: MRZCharacterRules.Position, _ chosen: Character, _ other: Character) -> Bool {
+            let cell = windows[position.line][windows[position.line].startIndex + position.index]
+            guard let evidence = classifier.evidence(cell, geometry: geometries[position.line].geometry, for: chosen, against: other) else {
+                return false
+            }
+            return evidence >= MRZCharacterRules.settledEvidence
         }
         // A visa shares a passport's geometry; its document code `V` (first line, all letters in both) tells it,
         // and its second line's optional data is read as such, not as a personal number and check digits.
@@ -260,7 +273,7 @@ public struct MRZImageReader: Sendable {
         }
         switch MRZCharacterRules.repair(lines, scores: scores, format: format, parse: parse) {
         case .success(let mrz):
-            if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) {
+            if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse, settled: settled) {
                 return refuse(at: position, "reads as either of two look-alikes")
             }
             let final = mrz.lines.map { Array($0) }

@@ -155,6 +155,25 @@ struct MRZCharacterRulesTests {
             } == nil)
     }
 
+    @Test("a name's O read a close call from Q is a guess, unless the glyph's own tail region settles it; only that pair is asked")
+    func settledCloseCall() throws {
+        // ANNA's second A (line 1, position 17) replaced by an O read 0.01 ahead of Q: no check digit covers a name.
+        let printed = ["P<UTOERIKSSON<<ANNO<MARIA<<<<<<<<<<<<<<<<<<<", Self.specimen[1]]
+        var scores = printed.map { $0.map { Self.cell($0) } }
+        scores[0][18] = Self.cell("O", "Q", gap: 0.01)
+        let mrz = try MRZ(parsing: printed.joined(separator: "\n"))
+        let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n")) }
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) == Self.at(0, 18))
+        var asked: [[Character]] = []
+        let settled = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, chosen, other in
+            asked.append([chosen, other])
+            return true
+        }
+        #expect(settled == nil)
+        #expect(asked == [["O", "Q"]])
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in false } == Self.at(0, 18))
+    }
+
     @Test("a character whose runner-up weighs the same in the check digit (C and M) needs a clear lead of its own")
     func checkInvisibleSwap() {
         // L898902C3: the C (12) and an M (22) give the same check digit; read 0.03 apart, the check cannot choose.

@@ -1,0 +1,40 @@
+import ImageDecoding
+import Testing
+
+@testable import MRZReading
+
+@Suite("Telling two look-alikes apart by a stroke only one of them has")
+struct GlyphEvidenceTests {
+    /// A page with one OCR-B character drawn from its template, 4 pixels a sample, centred on (80, 80).
+    static func page(_ character: Character) throws -> GrayImage {
+        let index = try #require(GlyphClassifier.characters.firstIndex(of: character))
+        let template = OCRBGlyphs.darkness[index]
+        let size = 160, unit = 4, left = 48, top = 40
+        var pixels = [UInt8](repeating: 255, count: size * size)
+        for row in 0..<OCRBGlyphs.height {
+            for column in 0..<OCRBGlyphs.width {
+                let grey = 255 - template[row * OCRBGlyphs.width + column]
+                for y in 0..<unit {
+                    for x in 0..<unit { pixels[(top + row * unit + y) * size + left + column * unit + x] = grey }
+                }
+            }
+        }
+        return GrayImage(width: size, height: size, pixels: pixels)
+    }
+
+    static let cell = MRZGrid.Cell(center: Point(x: 80, y: 80), pitch: Point(x: 64, y: 0))
+    static let geometry = GlyphClassifier.LineGeometry(unit: 4, offset: 0)
+
+    @Test("a Q's tail: paper in an O, ink in a Q; 0 and O, which differ in width only, are not measured")
+    func tail() throws {
+        let o = GlyphClassifier(image: try Self.page("O")), q = GlyphClassifier(image: try Self.page("Q"))
+        let oAsO = try #require(o.evidence(Self.cell, geometry: Self.geometry, for: "O", against: "Q"))
+        let qAsO = try #require(q.evidence(Self.cell, geometry: Self.geometry, for: "O", against: "Q"))
+        let qAsQ = try #require(q.evidence(Self.cell, geometry: Self.geometry, for: "Q", against: "O"))
+        #expect(oAsO >= MRZCharacterRules.settledEvidence, "an O's counter has no tail: \(oAsO)")
+        #expect(qAsO <= -MRZCharacterRules.settledEvidence, "a Q read as O is contradicted by its tail: \(qAsO)")
+        #expect(qAsQ >= MRZCharacterRules.settledEvidence, "\(qAsQ)")
+        #expect(o.evidence(Self.cell, geometry: Self.geometry, for: "0", against: "O") == nil)
+        #expect(o.evidence(Self.cell, geometry: Self.geometry, for: "8", against: "B") == nil)
+    }
+}
