@@ -371,9 +371,10 @@ enum MRZCharacterRules {
                 let cell = scores[position.line][position.index]
                 for other in lookAlikes[chosen] ?? [] where slot.allows(other) {
                     let gap = cell[index[chosen]!] - cell[index[other]!]
-                    guard gap <= fraction * closeCall * GlyphClassifier.separation(chosen, other), !settled(position, chosen, other) else {
-                        continue
-                    }
+                    guard gap <= fraction * closeCall * GlyphClassifier.separation(chosen, other) else { continue }
+                    // Only a character the templates preferred is settled by its strokes: a mended one (the other
+                    // scored higher) stays a close call.
+                    if gap >= 0, settled(position, chosen, other) { continue }
                     // A state code is kept as read (flagged when unlisted): a look-alike matters only where it
                     // makes another listed code.
                     if states {

@@ -57,12 +57,12 @@ public struct MRZImageReader: Sendable {
         var first = attempt.outcome
         if case .read = first { return first }
         // Nothing like a band: hollow (outline) or broken strokes fall apart into pieces no line is made of. The
-        // page is searched again with its strokes closed over gaps of two pixels, then with its hollows filled.
+        // page is searched again with its strokes closed over gaps of two pixels (and, when nothing else reads, with
+        // its hollows filled: `solidPage`).
         if attempt.pitch == nil {
             let closed = search.closedInk(radius: 1)
             let again = read(closed) { () -> GrayImage in closed }
             if case .notFound = again {} else { return again }
-            return solidPage(search, first: first)
         }
         if min(search.width, search.height) >= 1200 {
             let half = search.halved()
@@ -74,7 +74,7 @@ public struct MRZImageReader: Sendable {
             }
         }
         // A template sample is a sixteenth of the capitals' height, about a sixteenth of the pitch.
-        guard let pitch = attempt.pitch, let band = attempt.band else { return first }
+        guard let pitch = attempt.pitch, let band = attempt.band else { return solidPage(search, first: first) }
         let source = full ?? search
         let softened = source.boxBlurred(radius: max(1, Int((pitch / 16).rounded())))
         let again = read(softened) { () -> GrayImage in softened }

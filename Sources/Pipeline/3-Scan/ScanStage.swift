@@ -62,9 +62,12 @@ struct ScanStage: Sendable {
             answer = try await claim(group)
             if answer == nil { candidateBack = path }
         }
-        let (backBarcodes, read, reading) = try await scanners.lend { scanner throws(StageStop) in
-            try scanOwnImages(document, candidateBack: candidateBack, with: scanner)
-        }
+        // A document with nothing of its own to scan (a selfie) does not wait for a scanner.
+        let scansOwnImages = document.images[.back] != nil || (job.type == .governmentId && job.mrz == nil && document.images[.front] != nil)
+        let (backBarcodes, read, reading) =
+            scansOwnImages
+            ? try await scanners.lend { scanner throws(StageStop) in try scanOwnImages(document, candidateBack: candidateBack, with: scanner) }
+            : (nil, nil, nil)
         if let read { answer = read }
         if let reading {
             job.mrz = reading.mrz.lines.joined(separator: "\n")

@@ -101,9 +101,14 @@ struct TrackStage: Sendable {
             // Recorded by an earlier run that stopped before the submission, or whose submission failed.
             var transaction = current
             if current.state.documents[type] == .required || current.state.documents[type] == .optional {
-                (transaction, _) = try await store.apply(
-                    .collect, to: type, of: transactionId,
-                    reason: "document \(document.documentId) collected again", at: time)
+                do throws(StoreError) {
+                    (transaction, _) = try await store.apply(
+                        .collect, to: type, of: transactionId,
+                        reason: "document \(document.documentId) collected again", at: time)
+                } catch .transition(.illegalMove) {
+                    // Another document of its type, tracked at the same time, collected it since `current` was read.
+                    transaction = try await store.transaction(id: transactionId) ?? current
+                }
             }
             return .submit(DocumentToSubmit(document: document, transaction: transaction))
         }
