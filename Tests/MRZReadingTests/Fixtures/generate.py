@@ -71,6 +71,9 @@ def main():
     # The specimen printed in the hollow (outline) cut of OCR-B: strokes drawn as their two edges, which fall apart
     # into pieces no MRZ line is made of until they are closed.
     write("td3-hollow.png", page("TD3", 250, 12, cut="OCRBF"), "TD3", TD3, optimize=True)
+    # The same at 300 dpi: read only once the page is binarised with the strokes' hollows filled (closed, its
+    # document number fails its check digit).
+    write("td3-hollow-300.png", page("TD3", 300, 24, cut="OCRBF"), "TD3", TD3, optimize=True)
 
     # An MRV-B visa: a TD2-sized sticker whose second line ends in optional data, no composite check digit.
     write("mrvb-visa.png", page("TD2", 250, 10, lines=MRV_B), "MRV-B", MRV_B, optimize=True)
