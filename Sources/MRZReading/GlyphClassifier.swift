@@ -122,15 +122,12 @@ struct GlyphClassifier {
 
     func scores(_ cell: MRZGrid.Cell, geometry: LineGeometry) -> [Float] {
         let samples = sample(cell, geometry: geometry)
-        let columns = Self.width + 2
         var best = [Float](repeating: -1, count: Self.characters.count)
         var window = [Float](repeating: 0, count: Self.width * Self.height)
         let count = Self.vectorsPerTemplate
         for dy in 0...2 {
             for dx in 0...2 {
-                for row in 0..<Self.height {
-                    for column in 0..<Self.width { window[row * Self.width + column] = samples[(row + dy) * columns + column + dx] }
-                }
+                Self.window(samples, dx: dx, dy: dy, into: &window)
                 let cell = Self.vectors(Self.normalised(window))
                 Self.templates.withUnsafeBufferPointer { templates in
                     cell.withUnsafeBufferPointer { cell in
@@ -173,14 +170,12 @@ struct GlyphClassifier {
         let shared = ta.indices.filter { ta[$0] > 170 && tb[$0] > 170 }, neither = ta.indices.filter { ta[$0] < 30 && tb[$0] < 30 }
         guard onlyA.count >= 4 || onlyB.count >= 4, !shared.isEmpty, !neither.isEmpty else { return nil }
         let samples = sample(cell, geometry: geometry)
-        let columns = Self.width + 2, count = Self.vectorsPerTemplate, characters = Self.characters.count
+        let count = Self.vectorsPerTemplate, characters = Self.characters.count
         var best: (fit: Float, window: [Float]) = (-.infinity, [])
         var window = [Float](repeating: 0, count: Self.width * Self.height)
         for dy in 0...2 {
             for dx in 0...2 {
-                for row in 0..<Self.height {
-                    for column in 0..<Self.width { window[row * Self.width + column] = samples[(row + dy) * columns + column + dx] }
-                }
+                Self.window(samples, dx: dx, dy: dy, into: &window)
                 let vectors = Self.vectors(Self.normalised(window))
                 for template in [first, second, characters + first, characters + second] {
                     var sum = SIMD16<Float>()
@@ -197,6 +192,14 @@ struct GlyphClassifier {
         case (true, true): return share(onlyA) - share(onlyB)
         case (false, true): return 1 - 2 * share(onlyB)
         default: return 2 * share(onlyA) - 1
+        }
+    }
+
+    /// The template-sized part of a cell's samples (`sample`) shifted by `dx`, `dy` samples (0 to 2; 1 is centred).
+    private static func window(_ samples: [Float], dx: Int, dy: Int, into window: inout [Float]) {
+        let columns = width + 2
+        for row in 0..<height {
+            for column in 0..<width { window[row * width + column] = samples[(row + dy) * columns + column + dx] }
         }
     }
 

@@ -85,8 +85,8 @@ public struct MRZImageReader: Sendable {
         }
         // Hollow (outline) or broken strokes: the band, its strokes closed over gaps of about a tenth of the pitch.
         let margin = Int(2 * pitch)
-        let closed = source.cropped(minX: band.minX - margin, minY: band.minY - margin, maxX: band.maxX + margin, maxY: band.maxY + margin)
-            .closedInk(radius: max(1, Int((pitch / 20).rounded())))
+        let bandImage = source.cropped(minX: band.minX - margin, minY: band.minY - margin, maxX: band.maxX + margin, maxY: band.maxY + margin)
+        let closed = bandImage.closedInk(radius: max(1, Int((pitch / 20).rounded())))
         let closedRead = read(closed) { () -> GrayImage in closed }
         switch (closedRead, first) {
         case (.read, _): return closedRead
@@ -94,8 +94,7 @@ public struct MRZImageReader: Sendable {
         default: break
         }
         // The band binarised with a window of two pitches, the hollows of outline print filled.
-        let solid = source.cropped(minX: band.minX - margin, minY: band.minY - margin, maxX: band.maxX + margin, maxY: band.maxY + margin)
-            .filledHollowStrokes(window: min(61, max(15, Int(2 * pitch))))
+        let solid = bandImage.filledHollowStrokes(window: min(61, max(15, Int(2 * pitch))))
         let solidRead = read(solid) { () -> GrayImage in solid }
         switch (solidRead, first) {
         case (.read, _): return solidRead
@@ -105,12 +104,16 @@ public struct MRZImageReader: Sendable {
         return solidPage(search, first: first)
     }
 
+    /// The side of the square a page's ink is told from its paper against (`InkComponents`): a fortieth of the page,
+    /// 15 to 61 pixels.
+    private static func inkWindow(_ image: GrayImage) -> Int { min(61, max(15, max(image.width, image.height) / 40)) }
+
     /// The last try: the page binarised, the hollows of outline print filled (`filledHollowStrokes`). Hollow print's
     /// characters fall apart into nested rings that line up with nothing, or another text of the page is taken for the
     /// band; blurred print's grey edges go. What it reads is checked as every reading is; otherwise `first` stands
     /// unless it found nothing.
     private func solidPage(_ search: GrayImage, first: Outcome) -> Outcome {
-        let solid = search.filledHollowStrokes(window: min(61, max(15, max(search.width, search.height) / 40)))
+        let solid = search.filledHollowStrokes(window: Self.inkWindow(search))
         let again = read(solid) { () -> GrayImage in solid }
         switch (again, first) {
         case (.read, _), (.unreadable, .notFound): return again
@@ -140,7 +143,7 @@ public struct MRZImageReader: Sendable {
     private func attempt<Failure: Error>(_ image: GrayImage, fullResolution: () throws(Failure) -> GrayImage)
         throws(Failure) -> (outcome: Outcome, pitch: Double?, band: Band?)
     {
-        let window = min(61, max(15, max(image.width, image.height) / 40))
+        let window = Self.inkWindow(image)
         let grids = MRZLocator.locate(InkComponents.find(in: image, window: window))
         guard !grids.isEmpty else { return (.notFound, nil, nil) }
         var source = image
