@@ -195,6 +195,40 @@ struct GlyphClassifier {
         }
     }
 
+    /// The cell as the templates see it: its template-sized window at each of the nine shifts, normalised (mean 0,
+    /// norm 1).
+    func views(_ cell: MRZGrid.Cell, geometry: LineGeometry) -> [[SIMD16<Float>]] {
+        let samples = sample(cell, geometry: geometry)
+        var window = [Float](repeating: 0, count: Self.width * Self.height)
+        return (0..<9).map { shift in
+            Self.window(samples, dx: shift % 3, dy: shift / 3, into: &window)
+            return Self.vectors(Self.normalised(window))
+        }
+    }
+
+    /// The view (`views`) where `character`'s templates, sharp or blurred, fit best.
+    static func aligned(_ views: [[SIMD16<Float>]], to character: Character) -> [SIMD16<Float>] {
+        guard let index = characters.firstIndex(of: character) else { return views[4] }
+        let count = vectorsPerTemplate
+        func fit(_ view: [SIMD16<Float>]) -> Float {
+            [index, characters.count + index].map { template in
+                var sum = SIMD16<Float>()
+                for k in 0..<count { sum += templates[template * count + k] * view[k] }
+                return sum.sum()
+            }.max()!
+        }
+        return views.max { fit($0) < fit($1) }!
+    }
+
+    /// The normalised correlation of two cells: `views` of one, the best over its shifts, against the other aligned.
+    static func similarity(_ views: [[SIMD16<Float>]], _ aligned: [SIMD16<Float>]) -> Float {
+        views.map { view in
+            var sum = SIMD16<Float>()
+            for k in view.indices { sum += view[k] * aligned[k] }
+            return sum.sum()
+        }.max()!
+    }
+
     /// The template-sized part of a cell's samples (`sample`) shifted by `dx`, `dy` samples (0 to 2; 1 is centred).
     private static func window(_ samples: [Float], dx: Int, dy: Int, into window: inout [Float]) {
         let columns = width + 2

@@ -218,17 +218,6 @@ public struct MRZImageReader: Sendable {
             scores.append(Array(cells[best..<(best + count)]))
             windows.append(line[best..<(best + count)])
         }
-        // A close call between look-alikes that a stroke only one of them has settles (a `Q`'s tail: paper for an `O`
-        // read, ink for a `Q`), by at least half the cell's own contrast. Measured on every pair, width alone
-        // included, held-apart pages came out wrong (`12S0XZW08` read `12SOXZWO8` on a clean 300-dpi scan): width
-        // is no such stroke (`GlyphClassifier.evidence`).
-        func settled(_ position: MRZCharacterRules.Position, _ chosen: Character, _ other: Character) -> Bool {
-            let cell = windows[position.line][windows[position.line].startIndex + position.index]
-            guard let evidence = classifier.evidence(cell, geometry: geometries[position.line].geometry, for: chosen, against: other) else {
-                return false
-            }
-            return evidence >= MRZCharacterRules.settledEvidence
-        }
         // A visa shares a passport's geometry; its document code `V` (first line, all letters in both) tells it,
         // and its second line's optional data is read as such, not as a personal number and check digits.
         let firstCode = MRZCharacterRules.best(scores[0][0], slot: .capital)
@@ -276,12 +265,28 @@ public struct MRZImageReader: Sendable {
         }
         switch MRZCharacterRules.repair(lines, scores: scores, format: format, parse: parse) {
         case .success(let mrz):
-            if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse, settled: settled) {
-                return refuse(at: position, "reads as either of two look-alikes")
-            }
             let final = mrz.lines.map { Array($0) }
             let changed = zip(read.indices, read).flatMap { line, characters in
                 characters.indices.filter { characters[$0] != final[line][$0] }.map { MRZCharacterRules.Position(line: line, index: $0) }
+            }
+            var document = DocumentGlyphs(
+                classifier: classifier, cells: windows, geometries: geometries.map(\.geometry), lines: final, slots: slots,
+                scores: scores, mended: Set(changed))
+            // A close call between look-alikes is settled by a stroke only one of them has (a `Q`'s tail: paper for an
+            // `O` read, ink for a `Q`), by at least half the cell's own contrast; width is no such stroke (measured on
+            // every pair, held-apart pages came out wrong: `12S0XZW08` read `12SOXZWO8`). Then by the document's own
+            // cells of the two (a `0` in a date, an `O` in a name), which show the width of this print's characters.
+            func judge(_ position: MRZCharacterRules.Position, _ chosen: Character, _ other: Character) -> MRZCharacterRules.Verdict {
+                let cell = windows[position.line][windows[position.line].startIndex + position.index]
+                let strokes = classifier.evidence(cell, geometry: geometries[position.line].geometry, for: chosen, against: other)
+                if let strokes, strokes >= MRZCharacterRules.settledEvidence { return .settled }
+                if let strokes, strokes <= -MRZCharacterRules.settledEvidence { return .contradicted }
+                guard let shown = document.evidence(at: position, for: chosen, against: other) else { return .open }
+                if shown >= MRZCharacterRules.documentEvidence { return .settled }
+                return shown <= -MRZCharacterRules.documentEvidence ? .contradicted : .open
+            }
+            if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse, judge: judge) {
+                return refuse(at: position, "reads as either of two look-alikes")
             }
             let fields = MRZCharacterRules.fieldConfidence(final, scores: scores, format: format, mended: Set(changed))
             // A cell that was a toss-up is a guess, not a reading: where no check digit stands behind it (names, state

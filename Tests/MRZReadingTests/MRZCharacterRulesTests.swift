@@ -167,11 +167,27 @@ struct MRZCharacterRulesTests {
         var asked: [[Character]] = []
         let settled = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, chosen, other in
             asked.append([chosen, other])
-            return true
+            return .settled
         }
         #expect(settled == nil)
         #expect(asked == [["O", "Q"]])
-        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in false } == Self.at(0, 18))
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .open } == Self.at(0, 18))
+    }
+
+    @Test("a mend the glyph contradicts is refused though the check digit passes; one it would settle stays a close call")
+    func contradictedMend() throws {
+        // The document number's 0 (line 2, position 6) read O, 0.02 ahead of 0: the check digit mends it to 0.
+        var overrides: [MRZCharacterRules.Position: [Float]] = [:]
+        overrides[Self.at(1, 5)] = Self.cell("O", "0", gap: 0.02)
+        let mrz = try Self.read(overrides).get()
+        #expect(mrz.lines[1].hasPrefix("L898902C3"))
+        var scores = Self.specimen.map { $0.map { Self.cell($0) } }
+        scores[1][5] = Self.cell("O", "0", gap: 0.02)
+        let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n")) }
+        // One swap back to O fails the check digit: the check digit alone vouches for the mend.
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) == nil)
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .contradicted } == Self.at(1, 5))
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .settled } == nil)
     }
 
     @Test("a character whose runner-up weighs the same in the check digit (C and M) needs a clear lead of its own")

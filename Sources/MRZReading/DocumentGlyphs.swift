@@ -1,0 +1,84 @@
+/// The document's own print as the reference for a close call between two look-alikes: whatever font or capture
+/// printed the MRZ printed all of it, so a cell that is `0` or `O` by a narrow template margin is compared with
+/// cells of the same document that can only be one of the two (a `0` in a date, an `O` in a name or a state code),
+/// or that were read clearly.
+struct DocumentGlyphs {
+    let classifier: GlyphClassifier
+    let cells: [ArraySlice<MRZGrid.Cell>]
+    let geometries: [GlyphClassifier.LineGeometry]
+    let lines: [[Character]]
+    let slots: [[MRZCharacterRules.Slot]]
+    let scores: [[[Float]]]
+    let mended: Set<MRZCharacterRules.Position>
+    private var views: [MRZCharacterRules.Position: [[SIMD16<Float>]]] = [:]
+
+    init(
+        classifier: GlyphClassifier, cells: [ArraySlice<MRZGrid.Cell>], geometries: [GlyphClassifier.LineGeometry],
+        lines: [[Character]], slots: [[MRZCharacterRules.Slot]], scores: [[[Float]]], mended: Set<MRZCharacterRules.Position>
+    ) {
+        self.classifier = classifier
+        self.cells = cells
+        self.geometries = geometries
+        self.lines = lines
+        self.scores = scores
+        self.slots = slots
+        self.mended = mended
+    }
+
+    private mutating func views(at position: MRZCharacterRules.Position) -> [[SIMD16<Float>]] {
+        if let known = views[position] { return known }
+        let line = cells[position.line]
+        let made = classifier.views(line[line.startIndex + position.index], geometry: geometries[position.line])
+        views[position] = made
+        return made
+    }
+
+    /// The cells that show `character` and cannot be `other`: their slot does not allow it, or the templates told
+    /// them apart by more than twice a close call; none mended.
+    private func exemplars(of character: Character, against other: Character, besides position: MRZCharacterRules.Position)
+        -> [MRZCharacterRules.Position]
+    {
+        guard let mine = GlyphClassifier.characters.firstIndex(of: character),
+            let theirs = GlyphClassifier.characters.firstIndex(of: other)
+        else { return [] }
+        var found: [MRZCharacterRules.Position] = []
+        for (line, characters) in lines.enumerated() {
+            for (index, read) in characters.enumerated() where read == character {
+                let candidate = MRZCharacterRules.Position(line: line, index: index)
+                guard candidate != position, !mended.contains(candidate) else { continue }
+                let cell = scores[line][index]
+                let gap = cell[mine] - cell[theirs]
+                // A letter and a digit are told apart by the slot alone: a cell that took either (an `O` read clearly in
+                // a document number) is no reference, since a font whose `0` is the templates' `O` reads it so.
+                let vouched = !slots[line][index].allows(other)
+                let mixed = character.isNumber != other.isNumber
+                if vouched || (!mixed && gap > 2 * MRZCharacterRules.closeCall * GlyphClassifier.separation(character, other)) {
+                    found.append(candidate)
+                }
+            }
+        }
+        return found
+    }
+
+    /// How much closer the cell at `position` is to the document's `chosen` than to its `other`, as a share of what
+    /// separates the two in this document (1 - the correlation of their closest pair): nil when the document shows
+    /// no cell of one of them.
+    mutating func evidence(at position: MRZCharacterRules.Position, for chosen: Character, against other: Character) -> Float? {
+        let mine = exemplars(of: chosen, against: other, besides: position)
+        let theirs = exemplars(of: other, against: chosen, besides: position)
+        guard !mine.isEmpty, !theirs.isEmpty else { return nil }
+        let cell = views(at: position)
+        var toMine: Float = -1, toTheirs: Float = -1, between: Float = -1
+        for exemplar in mine {
+            toMine = max(toMine, GlyphClassifier.similarity(cell, GlyphClassifier.aligned(views(at: exemplar), to: chosen)))
+        }
+        for exemplar in theirs {
+            let aligned = GlyphClassifier.aligned(views(at: exemplar), to: other)
+            toTheirs = max(toTheirs, GlyphClassifier.similarity(cell, aligned))
+            for own in mine { between = max(between, GlyphClassifier.similarity(views(at: own), aligned)) }
+        }
+        let apart = 1 - between
+        guard apart > 0.01 else { return nil }
+        return (toMine - toTheirs) / apart
+    }
+}

@@ -1,0 +1,70 @@
+import ImageDecoding
+import Testing
+
+@testable import MRZReading
+
+@Suite("Telling 0 from O by the document's own print")
+struct DocumentGlyphsTests {
+    /// A line of three cells, 64 pixels apart, 4 pixels a template sample; each an elliptic ring 16 samples tall and
+    /// `halfWidths[i]` samples wide either side: a print whose `0` (narrow) and `O` (wide) are not the templates'.
+    static func page(halfWidths: [Double]) -> (GlyphClassifier, [MRZGrid.Cell]) {
+        let width = 64 * halfWidths.count + 64, height = 160, unit = 4.0
+        var pixels = [UInt8](repeating: 255, count: width * height)
+        var cells: [MRZGrid.Cell] = []
+        for (index, halfWidth) in halfWidths.enumerated() {
+            let centre = Point(x: Double(64 + 64 * index), y: 80)
+            cells.append(MRZGrid.Cell(center: centre, pitch: Point(x: 64, y: 0)))
+            for y in 0..<height {
+                for x in (Int(centre.x) - 40)..<(Int(centre.x) + 40) {
+                    let dx = (Double(x) + 0.5 - centre.x) / unit, dy = (Double(y) + 0.5 - centre.y) / unit
+                    // Distance from the ring's middle line, roughly in samples: a stroke 2.4 samples wide.
+                    let radius = ((dx / halfWidth) * (dx / halfWidth) + (dy / 8) * (dy / 8)).squareRoot()
+                    if abs(radius - 1) * min(halfWidth, 8) < 1.2 { pixels[y * width + x] = 0 }
+                }
+            }
+        }
+        return (GlyphClassifier(image: GrayImage(width: width, height: height, pixels: pixels)), cells)
+    }
+
+    /// A date's `0` (a digit slot), a name's `O` (a letter slot), and the cell judged, in a document number's slot.
+    static func glyphs(judged halfWidth: Double, read: Character) -> DocumentGlyphs {
+        let (classifier, cells) = page(halfWidths: [4.5, 6.5, halfWidth])
+        let geometry = GlyphClassifier.LineGeometry(unit: 4, offset: 0)
+        return DocumentGlyphs(
+            classifier: classifier, cells: [cells[...]], geometries: [geometry], lines: [["0", "O", read]],
+            slots: [[.digit, .letter, .alphanumeric]], scores: [cells.map { classifier.scores($0, geometry: geometry) }],
+            mended: [])
+    }
+
+    static let judged = MRZCharacterRules.Position(line: 0, index: 2)
+
+    @Test("a cell printed like the document's 0 settles a close call for 0 and contradicts one for O", arguments: [4.6, 6.4])
+    func nearestOwnPrint(halfWidth: Double) throws {
+        let zero = halfWidth < 5.5
+        var asZero = Self.glyphs(judged: halfWidth, read: "0"), asO = Self.glyphs(judged: halfWidth, read: "O")
+        let zeroEvidence = asZero.evidence(at: Self.judged, for: "0", against: "O")
+        let oEvidence = asO.evidence(at: Self.judged, for: "O", against: "0")
+        let forZero = try #require(zeroEvidence), forO = try #require(oEvidence)
+        if zero {
+            #expect(forZero >= MRZCharacterRules.documentEvidence, "\(forZero)")
+            #expect(forO <= -MRZCharacterRules.documentEvidence, "\(forO)")
+        } else {
+            #expect(forO >= MRZCharacterRules.documentEvidence, "\(forO)")
+            #expect(forZero <= -MRZCharacterRules.documentEvidence, "\(forZero)")
+        }
+    }
+
+    @Test("without a cell that can only be the look-alike, the document says nothing")
+    func oneSideOnly() {
+        let (classifier, cells) = Self.page(halfWidths: [4.5, 6.5, 4.5])
+        let geometry = GlyphClassifier.LineGeometry(unit: 4, offset: 0)
+        // The wide ring is read O in a document number's slot by a close call: no reference for an O.
+        var scores = cells.map { classifier.scores($0, geometry: geometry) }
+        let o = GlyphClassifier.characters.firstIndex(of: "O")!, zero = GlyphClassifier.characters.firstIndex(of: "0")!
+        scores[1][o] = scores[1][zero] + 0.01
+        var glyphs = DocumentGlyphs(
+            classifier: classifier, cells: [cells[...]], geometries: [geometry], lines: [["0", "O", "0"]],
+            slots: [[.digit, .alphanumeric, .alphanumeric]], scores: [scores], mended: [])
+        #expect(glyphs.evidence(at: Self.judged, for: "0", against: "O") == nil)
+    }
+}
