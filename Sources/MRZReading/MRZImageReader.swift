@@ -281,6 +281,13 @@ public struct MRZImageReader: Sendable {
                 let strokes = classifier.evidence(cell, geometry: geometries[position.line].geometry, for: chosen, against: other)
                 if let strokes, strokes >= MRZCharacterRules.settledEvidence { return .settled }
                 if let strokes, strokes <= -MRZCharacterRules.settledEvidence { return .contradicted }
+                // A `D`'s left side is a straight stem, an `O`'s round: a left side that bows out is not a `D`'s.
+                if chosen == "D" || other == "D", let bow = classifier.bow(cell, geometry: geometries[position.line].geometry),
+                    bow >= MRZCharacterRules.roundBow
+                {
+                    if other == "D", MRZCharacterRules.roundLeft.contains(chosen) { return .settled }
+                    if chosen == "D", MRZCharacterRules.roundLeft.contains(other) { return .contradicted }
+                }
                 guard let shown = document.evidence(at: position, for: chosen, against: other) else { return .open }
                 if shown >= MRZCharacterRules.documentEvidence { return .settled }
                 return shown <= -MRZCharacterRules.documentEvidence ? .contradicted : .open

@@ -37,4 +37,14 @@ struct GlyphEvidenceTests {
         #expect(o.evidence(Self.cell, geometry: Self.geometry, for: "0", against: "O") == nil)
         #expect(o.evidence(Self.cell, geometry: Self.geometry, for: "8", against: "B") == nil)
     }
+
+    @Test("an O's and a Q's left side bows out beyond the bound, a D's stem does not")
+    func roundOrStem() throws {
+        let bows = try ["O", "Q", "D"].map { character in
+            try #require(GlyphClassifier(image: try Self.page(character)).bow(Self.cell, geometry: Self.geometry))
+        }
+        #expect(bows[0] >= MRZCharacterRules.roundBow, "O: \(bows[0])")
+        #expect(bows[1] >= MRZCharacterRules.roundBow, "Q: \(bows[1])")
+        #expect(bows[2] < 0.6, "D: \(bows[2])")
+    }
 }
