@@ -52,6 +52,28 @@ public struct GrayImage: Sendable {
         return GrayImage(width: w, height: h, pixels: out, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
+    /// The greys stretched so that the darkest `darkShare` of the pixels are black and the lightest `lightShare` white
+    /// (a linear map between those two levels, clipped): faded print on light paper gets a full contrast. Unchanged
+    /// when the two levels are not at least 8 apart.
+    public func contrastStretched(darkShare: Double = 0.005, lightShare: Double = 0.1) -> GrayImage {
+        guard !pixels.isEmpty else { return self }
+        var histogram = [Int](repeating: 0, count: 256)
+        for pixel in pixels { histogram[Int(pixel)] += 1 }
+        func level(atShare share: Double) -> Int {
+            let target = Int(Double(pixels.count) * share)
+            var seen = 0
+            for (grey, count) in histogram.enumerated() {
+                seen += count
+                if seen > target { return grey }
+            }
+            return 255
+        }
+        let black = level(atShare: darkShare), white = level(atShare: 1 - lightShare)
+        guard white - black >= 8 else { return self }
+        let map = (0..<256).map { grey in UInt8(min(255, max(0, (grey - black) * 255 / (white - black)))) }
+        return GrayImage(width: width, height: height, pixels: pixels.map { map[Int($0)] }, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+    }
+
     /// Each pixel the mean of the (2 × radius + 1)² block around it (a box blur; the edges repeat).
     public func boxBlurred(radius: Int) -> GrayImage {
         guard radius > 0, width > 0, height > 0 else { return self }

@@ -97,6 +97,18 @@ struct ImageDecoderTests {
             ])
     }
 
+    @Test("a faded page's greys are stretched: its darkest half a percent black, its lightest tenth white, the rest in between")
+    func contrastStretched() {
+        // 1,000 pixels: 100 of ink at 150, 100 at 190, 800 of paper at 230.
+        let pixels = [UInt8](repeating: 150, count: 100) + [UInt8](repeating: 190, count: 100) + [UInt8](repeating: 230, count: 800)
+        let stretched = GrayImage(width: 100, height: 10, pixels: pixels).contrastStretched()
+        // 150 -> 0, 230 -> 255, 190 -> (190 - 150) * 255 / 80 = 127.
+        #expect(stretched.pixels == [UInt8](repeating: 0, count: 100) + [UInt8](repeating: 127, count: 100) + [UInt8](repeating: 255, count: 800))
+        // A page of one grey (no contrast to stretch) is left as it is.
+        let flat = [UInt8](repeating: 200, count: 64)
+        #expect(GrayImage(width: 8, height: 8, pixels: flat).contrastStretched().pixels == flat)
+    }
+
     @Test("closing the ink fills a stroke drawn as its two edges and keeps the stroke's outer shape")
     func closedInk() {
         // A hollow stroke on white: rows 2 and 4 inked (0) from column 2 to 6, row 3 between them white, as an
