@@ -297,10 +297,10 @@ public struct MRZImageReader: Sendable {
                 if shown >= MRZCharacterRules.documentEvidence { return .settled }
                 return shown <= -MRZCharacterRules.documentEvidence ? .contradicted : .open
             }
-            if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse, judge: judge) {
+            if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: Set(changed), parse: parse, judge: judge) {
                 return refuse(at: position, "reads as either of two look-alikes")
             }
-            let fields = MRZCharacterRules.fieldConfidence(final, scores: scores, format: format, mended: Set(changed))
+            let fields = MRZCharacterRules.fieldConfidence(final, scores: scores, format: format, mended: Set(changed), judge: judge)
             // A cell that was a toss-up is a guess, not a reading: where no check digit stands behind it (names, state
             // codes), and where one does too, since swaps can cancel in a check digit. A mend has its own bound.
             if let guess = fields.sorted(by: { $0.key < $1.key }).first(where: { $0.value.confidence.margin < minimumMargin }) {

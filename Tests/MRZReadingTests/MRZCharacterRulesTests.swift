@@ -190,6 +190,40 @@ struct MRZCharacterRulesTests {
         #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .settled } == nil)
     }
 
+    @Test("a field a mend made pass is a guess while another of its cells is a close call, whatever swaps would undo it")
+    func mendedFieldHasNoOtherCloseCall() throws {
+        // The document number's 0 (line 2, position 6) read O, 0.02 ahead of 0: mended to 0 by the check digit. Its
+        // 8 (position 2) is read 8 only 0.01 ahead of B.
+        var scores = Self.specimen.map { $0.map { Self.cell($0) } }
+        scores[1][5] = Self.cell("O", "0", gap: 0.02)
+        let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n")) }
+        let mrz = try MRZ(parsing: Self.specimen.joined(separator: "\n"))
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: [Self.at(1, 5)], parse: parse) == nil)
+        scores[1][1] = Self.cell("8", "B", gap: 0.01)
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: [Self.at(1, 5)], parse: parse) == Self.at(1, 1))
+        // Not mended, the same close call stands: one swap to B fails the check digit.
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) == nil)
+    }
+
+    @Test("a rival the glyph rules out does not count against a cell's lead; one it does not, does")
+    func judgedRival() {
+        // A name's O (line 1, position 18 in ANNO) 0.01 ahead of Q, the next letter far behind.
+        let printed = ["P<UTOERIKSSON<<ANNO<MARIA<<<<<<<<<<<<<<<<<<<", Self.specimen[1]]
+        var scores = printed.map { $0.map { Self.cell($0) } }
+        scores[0][18] = Self.cell("O", "Q", gap: 0.01)
+        let lines = printed.map { Array($0) }
+        let plain = MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .td3)
+        #expect(abs(plain["name"]!.confidence.margin - 0.01) < 1e-4)
+        var asked: [[Character]] = []
+        let judged = MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .td3) { _, chosen, rival in
+            asked.append([chosen, rival])
+            return rival == "Q" ? .settled : .open
+        }
+        #expect(asked == [["O", "Q"]], "only a rival within judgedWithin is asked")
+        // The next rival is every other letter, 0.7 behind; the name's other cells lead by as much.
+        #expect(abs(judged["name"]!.confidence.margin - 0.7) < 1e-4)
+    }
+
     @Test("a character whose runner-up weighs the same in the check digit (C and M) needs a clear lead of its own")
     func checkInvisibleSwap() {
         // L898902C3: the C (12) and an M (22) give the same check digit; read 0.03 apart, the check cannot choose.
