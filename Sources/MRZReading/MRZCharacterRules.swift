@@ -123,9 +123,9 @@ enum MRZCharacterRules {
     /// together and still pass the check digit make the number a guess: swaps that cancel (two zeros read `O` at
     /// weights 7 and 3) leave no trace, so the pair is held to a wider bound than a single swap.
     static let pairCloseCall: Float = 1.15
-    /// In a field whose check digit a mend satisfied, the share of `closeCall` within which a look-alike at any other
-    /// cell makes the field a guess: the mend may have made up for cells read wrong, by as many swaps as it takes
-    /// (`V0445209996` read `VO44SZO9996`: both 0s read O by 0.07, the 5 and the 2 mended to S and Z).
+    /// `pairCloseCall` in a field whose check digit a mend satisfied: the mend may have made up for cells read wrong,
+    /// so the look-alikes that would undo it are looked for within the whole close call (`V0445209996` read
+    /// `VO44SZO9996`: both 0s read O by 0.07, the 5 and the 2 mended to S and Z).
     static let mendedCloseCall: Float = 2
     /// The share of `closeCall` within which a look-alike makes a name's letter a guess.
     static let nameCloseCall: Float = 0.75
@@ -391,7 +391,8 @@ enum MRZCharacterRules {
         for field in fields(mrz.format) {
             // Each cell's look-alikes that scored close to what was chosen, with how close.
             var close: [(position: Position, other: Character, gap: Float)] = []
-            let wasMended = field.positions.contains { mended.contains($0) }
+            let mends = field.positions.filter { mended.contains($0) }.count
+            let wasMended = mends > 0
             let states = field.name == "issuingState" || field.name == "nationality"
             for position in field.positions {
                 let slot = slots[position.line][position.index]
@@ -431,9 +432,9 @@ enum MRZCharacterRules {
             // Where no check digit covers the field (a name, a state code, a visa's optional data), a close
             // look-alike is already a guess.
             if !field.checked, let first = close.first { return first.position }
-            // A field whose check digit a mend satisfied: the mend may make up for another cell read wrong, by any number
-            // of swaps, so no other cell of it may be a close call.
-            if wasMended, let other = close.first(where: { !mended.contains($0.position) }) { return other.position }
+            // Two mends may make up for two other cells read wrong: four swaps, more than are looked for below, so no other
+            // cell of such a field may be a close call. One mend and what it may make up for are among the swaps below.
+            if mends >= 2, let other = close.first(where: { !mended.contains($0.position) }) { return other.position }
             for (offset, first) in close.enumerated() {
                 let single = first.gap <= closeCall * GlyphClassifier.separation(lines[first.position.line][first.position.index], first.other)
                 if single, parses([(first.position, first.other)]) { return first.position }

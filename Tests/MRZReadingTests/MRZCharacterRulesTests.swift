@@ -190,19 +190,22 @@ struct MRZCharacterRulesTests {
         #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .settled } == nil)
     }
 
-    @Test("a field a mend made pass is a guess while another of its cells is a close call, whatever swaps would undo it")
-    func mendedFieldHasNoOtherCloseCall() throws {
-        // The document number's 0 (line 2, position 6) read O, 0.02 ahead of 0: mended to 0 by the check digit. Its
-        // 8 (position 2) is read 8 only 0.01 ahead of B.
+    @Test("a field two mends made pass is a guess while another of its cells is a close call, whatever swaps would undo it")
+    func twiceMendedFieldHasNoOtherCloseCall() throws {
+        // The document number's 0 and 2 (line 2, positions 6 and 7) read O and Z, each 0.02 ahead: mended to 0 and 2.
+        // Its 8 (position 2) is read 8 only 0.01 ahead of B.
         var scores = Self.specimen.map { $0.map { Self.cell($0) } }
         scores[1][5] = Self.cell("O", "0", gap: 0.02)
+        scores[1][6] = Self.cell("Z", "2", gap: 0.02)
         let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n")) }
         let mrz = try MRZ(parsing: Self.specimen.joined(separator: "\n"))
-        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: [Self.at(1, 5)], parse: parse) == nil)
+        let mends: Set = [Self.at(1, 5), Self.at(1, 6)]
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: mends, parse: parse) == nil)
         scores[1][1] = Self.cell("8", "B", gap: 0.01)
-        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: [Self.at(1, 5)], parse: parse) == Self.at(1, 1))
-        // Not mended, the same close call stands: one swap to B fails the check digit.
-        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) == nil)
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: mends, parse: parse) == Self.at(1, 1))
+        // With one mend, only swaps that undo it and still pass make a guess: O at 6 and B at 2 do not (24 x 1 + 3 x 3).
+        scores[1][6] = Self.cell("2")
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: [Self.at(1, 5)], parse: parse) == nil)
     }
 
     @Test("a rival the glyph rules out does not count against a cell's lead; one it does not, does")
