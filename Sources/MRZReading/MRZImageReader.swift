@@ -274,13 +274,15 @@ public struct MRZImageReader: Sendable {
             let changed = zip(read.indices, read).flatMap { line, characters in
                 characters.indices.filter { characters[$0] != final[line][$0] }.map { MRZCharacterRules.Position(line: line, index: $0) }
             }
+            let mended = Set(changed)
             var document = DocumentGlyphs(
                 classifier: classifier, cells: windows, geometries: geometries.map(\.geometry), lines: final, slots: slots,
-                scores: scores, mended: Set(changed))
+                scores: scores, mended: mended)
             // A close call between look-alikes is settled by a stroke only one of them has (a `Q`'s tail: paper for an
             // `O` read, ink for a `Q`), by at least half the cell's own contrast; width is no such stroke (measured on
-            // every pair, held-apart pages came out wrong: `12S0XZW08` read `12SOXZWO8`). Then by the document's own
-            // cells of the two (a `0` in a date, an `O` in a name), which show the width of this print's characters.
+            // every pair, held-apart pages came out wrong: `12S0XZW08` read `12SOXZWO8`). Then by the shape of the left
+            // side (a `D`'s stem), then by the document's own cells of the two (a `0` in a date, an `O` in a name), which
+            // show the width of this print's characters.
             func judge(_ position: MRZCharacterRules.Position, _ chosen: Character, _ other: Character) -> MRZCharacterRules.Verdict {
                 let cell = windows[position.line][windows[position.line].startIndex + position.index]
                 let strokes = classifier.evidence(cell, geometry: geometries[position.line].geometry, for: chosen, against: other)
@@ -297,10 +299,10 @@ public struct MRZImageReader: Sendable {
                 if shown >= MRZCharacterRules.documentEvidence { return .settled }
                 return shown <= -MRZCharacterRules.documentEvidence ? .contradicted : .open
             }
-            if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: Set(changed), parse: parse, judge: judge) {
+            if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: mended, parse: parse, judge: judge) {
                 return refuse(at: position, "reads as either of two look-alikes")
             }
-            let fields = MRZCharacterRules.fieldConfidence(final, scores: scores, format: format, mended: Set(changed), judge: judge)
+            let fields = MRZCharacterRules.fieldConfidence(final, scores: scores, format: format, mended: mended, judge: judge)
             // A cell that was a toss-up is a guess, not a reading: where no check digit stands behind it (names, state
             // codes), and where one does too, since swaps can cancel in a check digit. A mend has its own bound.
             if let guess = fields.sorted(by: { $0.key < $1.key }).first(where: { $0.value.confidence.margin < minimumMargin }) {
@@ -312,7 +314,7 @@ public struct MRZImageReader: Sendable {
             }
             // A character whose runner-up weighs the same in the check digit (G and Q, O and E and Y...) is not vouched
             // for by it: it needs a clear lead of its own.
-            if let position = MRZCharacterRules.unvouched(final, scores: scores, format: format, mended: Set(changed)) {
+            if let position = MRZCharacterRules.unvouched(final, scores: scores, format: format, mended: mended) {
                 return refuse(at: position, "reads as another character its check digit cannot tell from it")
             }
             // An unlisted state code is kept as read only when it was read clearly: one read with a close call is
