@@ -170,7 +170,7 @@ struct GlyphClassifier {
         let shared = ta.indices.filter { ta[$0] > 170 && tb[$0] > 170 }, neither = ta.indices.filter { ta[$0] < 30 && tb[$0] < 30 }
         guard onlyA.count >= 4 || onlyB.count >= 4, !shared.isEmpty, !neither.isEmpty else { return nil }
         let samples = sample(cell, geometry: geometry)
-        let count = Self.vectorsPerTemplate, characters = Self.characters.count
+        let characters = Self.characters.count
         var best: (fit: Float, window: [Float]) = (-.infinity, [])
         var window = [Float](repeating: 0, count: Self.width * Self.height)
         for dy in 0...2 {
@@ -178,9 +178,8 @@ struct GlyphClassifier {
                 Self.window(samples, dx: dx, dy: dy, into: &window)
                 let vectors = Self.vectors(Self.normalised(window))
                 for template in [first, second, characters + first, characters + second] {
-                    var sum = SIMD16<Float>()
-                    for k in 0..<count { sum += Self.templates[template * count + k] * vectors[k] }
-                    if sum.sum() > best.fit { best = (sum.sum(), window) }
+                    let fit = Self.correlation(vectors, template: template)
+                    if fit > best.fit { best = (fit, window) }
                 }
             }
         }
@@ -209,15 +208,17 @@ struct GlyphClassifier {
     /// The view (`views`) where `character`'s templates, sharp or blurred, fit best.
     static func aligned(_ views: [[SIMD16<Float>]], to character: Character) -> [SIMD16<Float>] {
         guard let index = characters.firstIndex(of: character) else { return views[4] }
-        let count = vectorsPerTemplate
         func fit(_ view: [SIMD16<Float>]) -> Float {
-            [index, characters.count + index].map { template in
-                var sum = SIMD16<Float>()
-                for k in 0..<count { sum += templates[template * count + k] * view[k] }
-                return sum.sum()
-            }.max()!
+            max(correlation(view, template: index), correlation(view, template: characters.count + index))
         }
         return views.max { fit($0) < fit($1) }!
+    }
+
+    /// A normalised view's correlation with template number `template` (each character sharp, then each blurred).
+    private static func correlation(_ view: [SIMD16<Float>], template: Int) -> Float {
+        var sum = SIMD16<Float>()
+        for k in 0..<vectorsPerTemplate { sum += templates[template * vectorsPerTemplate + k] * view[k] }
+        return sum.sum()
     }
 
     /// The normalised correlation of two cells: `views` of one, the best over its shifts, against the other aligned.
