@@ -81,4 +81,25 @@ struct DocumentGlyphs {
         guard apart > 0.01 else { return nil }
         return (toMine - toTheirs) / apart
     }
+
+    /// Where the document shows cells of only one of the two look-alikes (`shown`: a `5` in a date, no `S` anywhere):
+    /// how the cell's template lead of `shown` over the other compares with the median lead of the document's own
+    /// cells of `shown`, in shares of what separates the two templates. A print that leans towards the look-alike
+    /// (a hollow `5` a hair from `S`) leans so in every cell: about 0 for a cell printed like the document's `shown`,
+    /// about -2 for the look-alike. nil where the document shows both or neither (`evidence`).
+    func calibratedLead(at position: MRZCharacterRules.Position, between chosen: Character, and other: Character)
+        -> (shown: Character, lead: Float)?
+    {
+        let mine = exemplars(of: chosen, against: other, besides: position)
+        let theirs = exemplars(of: other, against: chosen, besides: position)
+        guard mine.isEmpty != theirs.isEmpty else { return nil }
+        let (shown, unseen, references) = mine.isEmpty ? (other, chosen, theirs) : (chosen, other, mine)
+        guard let s = GlyphClassifier.characters.firstIndex(of: shown), let u = GlyphClassifier.characters.firstIndex(of: unseen)
+        else { return nil }
+        func lead(_ cell: MRZCharacterRules.Position) -> Float { scores[cell.line][cell.index][s] - scores[cell.line][cell.index][u] }
+        let leads = references.map(lead).sorted()
+        let middle = leads.count / 2
+        let median = leads.count % 2 == 1 ? leads[middle] : (leads[middle - 1] + leads[middle]) / 2
+        return (shown, (lead(position) - median) / GlyphClassifier.separation(shown, unseen))
+    }
 }

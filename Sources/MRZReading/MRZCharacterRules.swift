@@ -138,6 +138,12 @@ enum MRZCharacterRules {
     /// much closer to the look-alike's, and the reading is a guess. Chosen on the benchmark's seeds 1-4 (1,373 close
     /// calls with both characters elsewhere in the document): no cell read wrong came within 0.15 of it.
     static let documentEvidence: Float = 0.8
+    /// Where the document shows only one of two look-alikes (`DocumentGlyphs.calibratedLead`): a cell whose template
+    /// lead for it falls short of its cells' median lead by at most this share of the templates' separation is that
+    /// character; one short by `documentLeadLost` or more is not. On the benchmark's seeds 1-4 (1,649 such close
+    /// calls), the cells of the other character came no nearer than -0.57, those of the one shown no lower than -1.04.
+    static let documentLead: Float = 0.3
+    static let documentLeadLost: Float = 1.3
 
     /// How far the left side of a cell must bow out (`GlyphClassifier.bow`, in template samples) for it to be a round
     /// letter's (`roundLeft`) rather than a `D`'s straight stem. On the benchmark's seeds 1-4, no `D` of 21 close calls

@@ -295,9 +295,15 @@ public struct MRZImageReader: Sendable {
                     if other == "D", MRZCharacterRules.roundLeft.contains(chosen) { return .settled }
                     if chosen == "D", MRZCharacterRules.roundLeft.contains(other) { return .contradicted }
                 }
-                guard let shown = document.evidence(at: position, for: chosen, against: other) else { return .open }
-                if shown >= MRZCharacterRules.documentEvidence { return .settled }
-                return shown <= -MRZCharacterRules.documentEvidence ? .contradicted : .open
+                if let shown = document.evidence(at: position, for: chosen, against: other) {
+                    if shown >= MRZCharacterRules.documentEvidence { return .settled }
+                    return shown <= -MRZCharacterRules.documentEvidence ? .contradicted : .open
+                }
+                // The document shows only one of the two: a cell that leads like its cells of that one is that one; one
+                // far behind them is not. Never settled for the one the document does not show.
+                guard let (shown, lead) = document.calibratedLead(at: position, between: chosen, and: other) else { return .open }
+                if lead >= -MRZCharacterRules.documentLead { return shown == chosen ? .settled : .contradicted }
+                return shown == chosen && lead <= -MRZCharacterRules.documentLeadLost ? .contradicted : .open
             }
             if let position = MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: mended, parse: parse, judge: judge) {
                 return refuse(at: position, "reads as either of two look-alikes")

@@ -54,7 +54,7 @@ struct DocumentGlyphsTests {
         }
     }
 
-    @Test("without a cell that can only be the look-alike, the document says nothing")
+    @Test("without a cell that can only be the look-alike, the two-sided measure says nothing")
     func oneSideOnly() {
         let (classifier, cells) = Self.page(halfWidths: [4.5, 6.5, 4.5])
         let geometry = GlyphClassifier.LineGeometry(unit: 4, offset: 0)
@@ -66,5 +66,31 @@ struct DocumentGlyphsTests {
             classifier: classifier, cells: [cells[...]], geometries: [geometry], lines: [["0", "O", "0"]],
             slots: [[.digit, .alphanumeric, .alphanumeric]], scores: [scores], mended: [])
         #expect(glyphs.evidence(at: Self.judged, for: "0", against: "O") == nil)
+    }
+
+    /// Two dates' `0`s (digit slots) ring-drawn `references` samples wide either side, and the cell judged, in a
+    /// document number's slot: no cell that can only be `O`. Against the templates, a ring 4 samples wide is a close
+    /// call between 0 and O (0 leads by about 0.03), one 5 wide a clear 0 (by about 0.17).
+    static func zerosOnly(_ references: [Double], judged halfWidth: Double) -> DocumentGlyphs {
+        let (classifier, cells) = page(halfWidths: references + [halfWidth])
+        let geometry = GlyphClassifier.LineGeometry(unit: 4, offset: 0)
+        return DocumentGlyphs(
+            classifier: classifier, cells: [cells[...]], geometries: [geometry], lines: [["0", "0", "0"]],
+            slots: [[.digit, .digit, .alphanumeric]], scores: [cells.map { classifier.scores($0, geometry: geometry) }],
+            mended: [])
+    }
+
+    @Test("where the document shows only 0s, a cell that leads for 0 as they do is a 0, one far behind them is not")
+    func leadLikeTheDocument() throws {
+        // A print whose 0s are a hair from O by the templates: a cell like them is a 0, though a close call.
+        let like = try #require(Self.zerosOnly([4.0, 4.1], judged: 4.05).calibratedLead(at: Self.judged, between: "O", and: "0"))
+        #expect(like.shown == "0")
+        #expect(like.lead >= -MRZCharacterRules.documentLead, "\(like.lead)")
+        // A print whose 0s are clear: the same close call is nothing like them.
+        let unlike = try #require(Self.zerosOnly([5.0, 5.1], judged: 3.9).calibratedLead(at: Self.judged, between: "0", and: "O"))
+        #expect(unlike.shown == "0")
+        #expect(unlike.lead <= -MRZCharacterRules.documentLeadLost, "\(unlike.lead)")
+        // Where the document shows both, the two-sided measure (`evidence`) speaks and this one does not.
+        #expect(Self.glyphs(judged: 4.6, read: "0").calibratedLead(at: Self.judged, between: "0", and: "O") == nil)
     }
 }
