@@ -86,7 +86,8 @@ struct DocumentGlyphs {
     /// how the cell's template lead of `shown` over the other compares with the median lead of the document's own
     /// cells of `shown`, in shares of what separates the two templates. A print that leans towards the look-alike
     /// (a hollow `5` a hair from `S`) leans so in every cell: about 0 for a cell printed like the document's `shown`,
-    /// about -2 for the look-alike. nil where the document shows both or neither (`evidence`).
+    /// about -2 for the look-alike. nil where the document shows both or neither (`evidence`), or where its cells of
+    /// `shown` lead for it by less than `documentLeadShown`.
     func calibratedLead(at position: MRZCharacterRules.Position, between chosen: Character, and other: Character)
         -> (shown: Character, lead: Float)?
     {
@@ -100,6 +101,10 @@ struct DocumentGlyphs {
         let leads = references.map(lead).sorted()
         let middle = leads.count / 2
         let median = leads.count % 2 == 1 ? leads[middle] : (leads[middle - 1] + leads[middle]) / 2
-        return (shown, (lead(position) - median) / GlyphClassifier.separation(shown, unseen))
+        let separation = GlyphClassifier.separation(shown, unseen)
+        // A print whose own cells of `shown` barely lead for it (a blurred `O` as near `0` as the `0`s) would make its
+        // look-alike lead as they do.
+        guard median >= MRZCharacterRules.documentLeadShown * separation else { return nil }
+        return (shown, (lead(position) - median) / separation)
     }
 }
