@@ -297,7 +297,8 @@ public struct MRZImageReader: Sendable {
                 }
                 if let shown = document.evidence(at: position, for: chosen, against: other) {
                     if shown >= MRZCharacterRules.documentEvidence { return .settled }
-                    return shown <= -MRZCharacterRules.documentEvidence ? .contradicted : .open
+                    if shown <= -MRZCharacterRules.documentEvidence { return .contradicted }
+                    return shown <= -MRZCharacterRules.documentLean ? .leaning : .open
                 }
                 // The document shows only one of the two: a cell that leads like its cells of that one is that one; one
                 // far behind them is not. Never settled for the one the document does not show.

@@ -208,6 +208,25 @@ struct MRZCharacterRulesTests {
         #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: [Self.at(1, 5)], parse: parse) == nil)
     }
 
+    @Test("past a close call, a cell the document's print leans to read as its look-alike is a guess; farther, it is not asked")
+    func leaningPastTheCloseCall() throws {
+        // The document number's 0 (line 2, position 6) read 0 ahead of O by 0.8 of the templates' separation: past the
+        // pair bound (0.575), within a mended field's (1.0).
+        let separation = GlyphClassifier.separation("0", "O")
+        var scores = Self.specimen.map { $0.map { Self.cell($0) } }
+        scores[1][5] = Self.cell("0", "O", gap: 1.6 * MRZCharacterRules.closeCall * separation)
+        let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n")) }
+        let mrz = try MRZ(parsing: Self.specimen.joined(separator: "\n"))
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .open } == nil)
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .leaning } == Self.at(1, 5))
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .contradicted } == Self.at(1, 5))
+        // Ahead by more than a mended field's bound, the cell is the templates' to decide.
+        scores[1][5] = Self.cell("0", "O", gap: 2.4 * MRZCharacterRules.closeCall * separation)
+        var asked = 0
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in asked += 1; return .leaning } == nil)
+        #expect(asked == 0)
+    }
+
     @Test("a rival the glyph rules out does not count against a cell's lead; one it does not, does")
     func judgedRival() {
         // A name's O (line 1, position 18 in ANNO) 0.01 ahead of Q, the next letter far behind.
