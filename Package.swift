@@ -180,8 +180,6 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
@@ -189,7 +187,7 @@ let package = Package(
         .testTarget(
             name: "ApplicationTests",
             dependencies: [
-                "Application", "Pipeline", "TransactionStore", "OperatorView", "LoopbackServer",
+                "Application", "Pipeline", "TransactionStore", "OperatorView", "LoopbackServer", "PostgresTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]

@@ -75,51 +75,69 @@ package struct PipelineApplication: Sendable {
     /// finished is left unrecorded for a later run). `emit` gets each outcome as it is done; false stops the intake
     /// as a signal would. `started` gets the group, to shut it down from the outside (tests). The retention policy is
     /// applied at the end. Returns the summary, or throws `CommandFailure` with why there is none.
+    ///
+    /// The group's first service is the store's PostgreSQL connection pool, so that it is shut down last; the second
+    /// opens the store over it and runs the services beside the run and the pipeline as a group of their own, which
+    /// drains when the outer one shuts down.
     package func run(
         _ source: Source, emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Bool,
         started: @escaping @Sendable (ServiceGroup) -> Void = { _ in }
     ) async throws -> RunSummary {
-        try await withHTTPClient { client in
+        if case .queue = source, case .sqlite = store {
+            throw CommandFailure(StoreError.cannotOpen(StoreLocation.workQueueRequirement).description)
+        }
+        return try await withHTTPClient { client in
             let submitter = try submitter(client: client)
             let riskEvaluator = riskEvaluator(client: client)
-            let work: @Sendable (TransactionStore, PipelineInput, [any Service]) async throws -> RunSummary = { store, input, alongside in
+            let connection = try await StoreConnection.reaching(store, logger: logger)
+            let application = RunOverStore { [self] in
+                let (store, database) = try await connection.open(
+                    create: true, encryption: encryption, logger: logger, neighbours: WorkItems.neighbours)
                 let runner = PipelineRunner(
                     configuration: configuration, store: store, submitter: submitter, logger: logger,
                     omitImages: omitImages, riskEvaluator: riskEvaluator)
-                let summary = try await serve(runner, input: input, emit: emit, alongside: try metricsServer(store) + alongside, started: started)
+                let summary: RunSummary
+                switch source {
+                case .input(let input):
+                    summary = try await serve(runner, input: input, emit: emit, alongside: try metricsServer(store))
+                case .queue(let owner, let lease, let exitWhenEmpty):
+                    guard let database else { throw StoreError.cannotOpen(StoreLocation.workQueueRequirement) }
+                    let queue = try await database.workQueue(sealing: store.sealing, create: true)
+                    let input = QueueInput(queue: queue, owner: owner, lease: lease, exitWhenEmpty: exitWhenEmpty)
+                    let retention: [any Service] =
+                        configuration.retention.mode == .none
+                        ? []
+                        : [
+                            RetentionService(
+                                retention: configuration.retention, interval: configuration.retentionInterval, store: store, logger: logger,
+                                notices: notices)
+                        ]
+                    summary = try await serve(runner, input: .queue(input), emit: emit, alongside: try metricsServer(store) + retention)
+                }
                 await Self.applyRetention(configuration.retention, to: store, logger: logger, notices: notices)
                 return summary
             }
+            // The run's own group cancels the drain at the end of the grace; this bound is for the pool's close.
+            let group = connection.group(running: application, grace: shutdownGrace + .seconds(5), logger: logger)
+            started(group)
             do {
-                switch source {
-                case .input(let input):
-                    return try await store.withStore(create: true, encryption: encryption, logger: logger, neighbours: WorkItems.neighbours) {
-                        store in try await work(store, input, [])
-                    }
-                case .queue(let owner, let lease, let exitWhenEmpty):
-                    return try await store.withWorkQueue(create: true, encryption: encryption, logger: logger) { store, queue in
-                        let input = QueueInput(queue: queue, owner: owner, lease: lease, exitWhenEmpty: exitWhenEmpty)
-                        let retention: [any Service] =
-                            configuration.retention.mode == .none
-                            ? []
-                            : [
-                                RetentionService(
-                                    retention: configuration.retention, interval: configuration.retentionInterval, store: store, logger: logger,
-                                    notices: notices)
-                            ]
-                        return try await work(store, .queue(input), retention)
-                    }
-                }
+                try await group.run()
+            } catch {
+                logger.notice("the run was cut short", metadata: ["reason": "\(error)"])
+            }
+            do {
+                return try application.summary()
             } catch let error as StoreError {
                 throw CommandFailure(error.description)
             }
         }
     }
 
-    /// The group: the servers beside the run first, the pipeline last, so that it drains while they still answer.
+    /// The run's group: the servers beside the run first, the pipeline last, so that it drains while they still answer.
+    /// It drains when the application's group shuts down (SIGINT, SIGTERM), for `shutdownGrace` at most.
     private func serve(
         _ runner: PipelineRunner, input: PipelineInput, emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Bool,
-        alongside: [any Service], started: @Sendable (ServiceGroup) -> Void
+        alongside: [any Service]
     ) async throws -> RunSummary {
         let stop = StopSignal()
         // A server beside the run listens before any input is read: a busy port ends the command at once.
@@ -134,10 +152,9 @@ package struct PipelineApplication: Sendable {
             services: alongside.map { .init(service: $0) } + [
                 .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)
             ],
-            gracefulShutdownSignals: PipelineApplication.drainSignals, cancellationSignals: PipelineApplication.stopSignals, logger: logger)
+            logger: logger)
         settings.maximumGracefulShutdownDuration = shutdownGrace
         let group = ServiceGroup(configuration: settings)
-        started(group)
         do {
             try await group.run()
         } catch {

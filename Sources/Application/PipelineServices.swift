@@ -24,6 +24,33 @@ struct RetentionService: Service {
     }
 }
 
+/// The run over the store, as a service beside the store's connection pool: `body` opens the store once the pool runs
+/// and runs the pipeline; its summary, or why there is none, is kept for the caller.
+final class RunOverStore: Service, Sendable {
+    let body: @Sendable () async throws -> RunSummary
+    private let outcome = Mutex<Result<RunSummary, any Error>?>(nil)
+
+    init(_ body: @escaping @Sendable () async throws -> RunSummary) {
+        self.body = body
+    }
+
+    func run() async {
+        let result: Result<RunSummary, any Error>
+        do {
+            result = .success(try await body())
+        } catch {
+            result = .failure(error)
+        }
+        outcome.withLock { $0 = result }
+    }
+
+    /// The run's summary, or the error that ended it; `CommandFailure` when it never finished.
+    func summary() throws -> RunSummary {
+        guard let outcome = outcome.withLock({ $0 }) else { throw CommandFailure("the run did not finish") }
+        return try outcome.get()
+    }
+}
+
 /// The pipeline run as a long-running service.
 final class PipelineService: Service, Sendable {
     let runner: PipelineRunner

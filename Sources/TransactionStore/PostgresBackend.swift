@@ -17,7 +17,8 @@ package protocol PostgresNeighbour: Sendable {
 
 /// The shared store's rows: PostgreSQL through postgres-nio, for several machines working on one set of transactions.
 /// A status change is one statement (`PostgresStatements`); a read of a transaction is one statement too, so one
-/// snapshot. The client's connection pool must be running: `StoreLocation.withStore` runs it for its body.
+/// snapshot. The client's connection pool must be running: `StoreLocation.withStore` runs it for its body, a service
+/// group beside the store's users runs it as a service (`StoreConnection`).
 final class PostgresBackend: StoreBackend {
     let database: StoreDatabase
     let neighbours: [any PostgresNeighbour]

@@ -164,20 +164,29 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     ) async throws -> T {
         try await withClient(logger: logger) { client in
             let database = StoreDatabase(client: client, logger: logger, location: description)
-            let store: TransactionStore
-            do {
-                if create {
-                    try await PostgresSchema.migrate(database)
-                } else {
-                    try await PostgresSchema.requireSchema(database, complete: readOnly)
-                    if !readOnly { try await PostgresSchema.migrate(database) }
-                }
-                store = try await TransactionStore(
-                    backend: PostgresBackend(database: database, neighbours: neighbours), encryption: encryption, logger: logger)
-            } catch StoreError.database(let message) {
-                throw StoreError.cannotOpen("\(description): \(message)")
-            }
+            let store = try await openStore(
+                in: database, create: create, readOnly: readOnly, encryption: encryption, logger: logger, neighbours: neighbours)
             return try await body(store, database)
+        }
+    }
+
+    /// The store in `database`, whose pool must be running: its schema made this version's (`create`, or a store that
+    /// is not `readOnly`) or required to be.
+    func openStore(
+        in database: StoreDatabase, create: Bool, readOnly: Bool, encryption: StoreEncryption, logger: Logger,
+        neighbours: [any PostgresNeighbour]
+    ) async throws -> TransactionStore {
+        do {
+            if create {
+                try await PostgresSchema.migrate(database)
+            } else {
+                try await PostgresSchema.requireSchema(database, complete: readOnly)
+                if !readOnly { try await PostgresSchema.migrate(database) }
+            }
+            return try await TransactionStore(
+                backend: PostgresBackend(database: database, neighbours: neighbours), encryption: encryption, logger: logger)
+        } catch StoreError.database(let message) {
+            throw StoreError.cannotOpen("\(description): \(message)")
         }
     }
 
@@ -258,6 +267,19 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// Runs a connection pool for the duration of `body`, after a probe that fails fast.
     func withClient<T: Sendable>(logger: Logger, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        let client = try await makeClient(logger: logger)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+
+    /// The connection pool, not yet running, after a probe that fails fast.
+    func makeClient(logger: Logger) async throws(StoreError) -> PostgresClient {
         // Read once (the CA file included) for the probe and the pool.
         let tlsConfiguration = try tlsConfiguration()
         try await probe(tls: tlsConfiguration, logger: logger)
@@ -276,17 +298,53 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         configuration.options.maximumConnections = 4
         // Which sessions are this process's: `store encrypt` refuses to run while any other is connected.
         configuration.options.additionalStartupParameters = [("application_name", Self.applicationName)]
-        // The pool warns when a lease is asked for before run() has started, which the task group below makes routine.
+        // The pool warns when a lease is asked for before run() has started, which a task group or a service group
+        // running it beside its users makes routine.
         var poolLogger = logger
         poolLogger.logLevel = .error
-        let client = PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                await client.run()
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await body(client)
+        return PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
+    }
+}
+
+/// A store to open inside a service group, whose PostgreSQL connection pool is a service of its own: `connect` probes
+/// the server (failing fast, before any service starts) and makes the pool; the group runs `pool` first, so that it
+/// outlives the services that use the store; `open` opens the store over it once the group runs.
+package struct StoreConnection: Sendable {
+    private enum Kind: Sendable {
+        case sqlite(path: String)
+        case postgres(PostgresLocation, PostgresClient)
+    }
+    private let kind: Kind
+
+    /// The PostgreSQL connection pool for the group to run; nil for SQLite.
+    package var pool: PostgresClient? {
+        guard case .postgres(_, let pool) = kind else { return nil }
+        return pool
+    }
+
+    package static func connect(to location: StoreLocation, logger: Logger) async throws(StoreError) -> StoreConnection {
+        switch location {
+        case .sqlite(let path): StoreConnection(kind: .sqlite(path: path))
+        case .postgres(let postgres): StoreConnection(kind: .postgres(postgres, try await postgres.makeClient(logger: logger)))
+        }
+    }
+
+    /// Opens the store, as `StoreLocation.withStore` does, with its PostgreSQL database for the parts that keep their
+    /// tables beside it (nil for SQLite).
+    package func open(
+        create: Bool, readOnly: Bool = false, encryption: StoreEncryption, logger: Logger, neighbours: [any PostgresNeighbour] = []
+    ) async throws -> (store: TransactionStore, database: StoreDatabase?) {
+        switch kind {
+        case .postgres(let postgres, let pool):
+            let database = StoreDatabase(client: pool, logger: logger, location: postgres.description)
+            let store = try await postgres.openStore(
+                in: database, create: create && !readOnly, readOnly: readOnly, encryption: encryption, logger: logger,
+                neighbours: neighbours)
+            return (store, database)
+        case .sqlite(let path):
+            let store = try await TransactionStore.sqlite(
+                path: path, create: create && !readOnly, readOnly: readOnly, encryption: encryption, logger: logger)
+            return (store, nil)
         }
     }
 }

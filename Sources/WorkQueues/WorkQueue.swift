@@ -65,6 +65,9 @@ package struct NewWorkItem: Sendable {
 }
 
 extension StoreLocation {
+    /// Why a work queue needs PostgreSQL, for a command run with another store.
+    package static let workQueueRequirement = "the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)"
+
     /// Opens the store and its shared work queue for the duration of `body`; only PostgreSQL has one. `create`
     /// false: both must exist already.
     package func withWorkQueue<T: Sendable>(
@@ -72,21 +75,28 @@ extension StoreLocation {
         logger: Logger = Logger(label: "verify-pipeline.store"),
         _ body: @escaping @Sendable (TransactionStore, any WorkQueue) async throws -> T
     ) async throws -> T {
-        let requirement = "the work queue needs a PostgreSQL store (--store postgres://USER@HOST:PORT/DATABASE)"
-        return try await withPostgres(
-            create: create, encryption: encryption, logger: logger, neighbours: WorkItems.neighbours, requirement: requirement
+        try await withPostgres(
+            create: create, encryption: encryption, logger: logger, neighbours: WorkItems.neighbours, requirement: Self.workQueueRequirement
         ) { store, database in
-            let queue = PostgresWorkQueue(database: database, sealing: store.sealing)
-            do {
-                if create {
-                    try await queue.migrate()
-                } else {
-                    try await queue.requireSchema()
-                }
-            } catch StoreError.database(let message) {
-                throw StoreError.cannotOpen("\(database.location): \(message)")
-            }
-            return try await body(store, queue)
+            try await body(store, try await database.workQueue(sealing: store.sealing, create: create))
         }
+    }
+}
+
+extension StoreDatabase {
+    /// The shared work queue in this database, its tables made this version's (`create`) or required to be; its
+    /// items sealed with the store's `sealing`.
+    package func workQueue(sealing: StoreSealing, create: Bool) async throws -> any WorkQueue {
+        let queue = PostgresWorkQueue(database: self, sealing: sealing)
+        do {
+            if create {
+                try await queue.migrate()
+            } else {
+                try await queue.requireSchema()
+            }
+        } catch StoreError.database(let message) {
+            throw StoreError.cannotOpen("\(location): \(message)")
+        }
+        return queue
     }
 }

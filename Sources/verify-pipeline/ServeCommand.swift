@@ -3,7 +3,6 @@ import ArgumentParser
 import Foundation
 import Logging
 import OperatorView
-import ServiceLifecycle
 import TransactionStore
 
 /// `--bind`/`--metrics-bind` and `--token-env`: where the operator's view listens and the bearer token it asks for.
@@ -95,27 +94,13 @@ extension VerifyPipeline {
             var serveLogger = Logger(label: "verify-pipeline.serve")
             serveLogger.logLevel = logLevel
             let logger = serveLogger
-            let location = try StoreLocation.resolve(option: store.url).description
-            try await store.withStore(create: false, readOnly: true, encryption: try store.anyStore(), logger: logger) { store in
-                let server = try OperatorServer.make(
-                    .all, store: store, bind: address, token: token, logger: logger,
-                    limits: listen.limits
-                ) { port in
-                    ListenOptions.announce("serving \(location)", address, port: port)
-                }
-                let group = ServiceGroup(
-                    configuration: .init(
-                        services: [.init(service: server)],
-                        gracefulShutdownSignals: PipelineApplication.drainSignals,
-                        cancellationSignals: PipelineApplication.stopSignals, logger: logger))
-                do {
-                    try await group.run()
-                } catch {
-                    // A port in use or not ours to take: one line, exit 2, as every configuration error.
-                    guard let failure = server.failure else { throw error }
-                    throw CommandFailure(failure.description)
-                }
+            let location = try store.location()
+            let application = OperatorApplication(
+                store: location, encryption: try store.anyStore(), bind: address, token: token, limits: listen.limits, logger: logger
+            ) { port in
+                ListenOptions.announce("serving \(location)", address, port: port)
             }
+            try await application.run()
         }
     }
 }

@@ -4,6 +4,7 @@ import Logging
 import LoopbackServer
 import OperatorView
 import Pipeline
+import PostgresTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -44,6 +45,36 @@ struct ApplicationTests {
         for line in lines { _ = line.utf8CString.withUnsafeBufferPointer { write(ends[1], $0.baseAddress, $0.count - 1) } }
         if !keepOpen { close(ends[1]) }
         return (ends[0], ends[1])
+    }
+
+    /// What a run in the background shows the test: the group it runs, once started, and whether it has ended.
+    final class RunState: Sendable {
+        let group = Mutex<ServiceGroup?>(nil)
+        let finished = Mutex(false)
+
+        /// Waits, on state, until `condition` holds; the run must not end first.
+        func wait(until condition: () -> Bool, _ what: String) async throws {
+            while !condition() {
+                try #require(!finished.withLock { $0 }, "the run ended before \(what)")
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+
+        func shutDownGracefully() async throws {
+            await try #require(group.withLock { $0 }).triggerGracefulShutdown()
+        }
+    }
+
+    /// The application run in the background over a stream.
+    static func background(_ application: PipelineApplication, reading input: Int32) -> (task: Task<RunSummary, any Error>, state: RunState) {
+        let state = RunState()
+        let task = Task {
+            defer { state.finished.withLock { $0 = true } }
+            return try await application.run(.input(.lines(fileDescriptor: input)), emit: { _, _ in true }) { started in
+                state.group.withLock { $0 = started }
+            }
+        }
+        return (task, state)
     }
 
     static let emailOnly = """
@@ -91,27 +122,50 @@ struct ApplicationTests {
             close(input.read)
             close(input.write)
         }
-        let group = Mutex<ServiceGroup?>(nil)
-        let finished = Mutex(false)
-        let run = Task {
-            defer { finished.withLock { $0 = true } }
-            return try await application.run(.input(.lines(fileDescriptor: input.read)), emit: { _, _ in true }) { started in
-                group.withLock { $0 = started }
-            }
-        }
+        let (run, state) = Self.background(application, reading: input.read)
         // Wait on state: the submission reached the API (which never answers), and the server listens.
-        while server.requests.isEmpty || port.withLock({ $0 }) == nil {
-            try #require(!finished.withLock { $0 }, "the run ended before its submission was sent")
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        await try #require(group.withLock { $0 }).triggerGracefulShutdown()
+        try await state.wait(until: { !server.requests.isEmpty && port.withLock { $0 } != nil }, "its submission was sent")
+        try await state.shutDownGracefully()
         let url = URL(string: "http://127.0.0.1:\(try #require(port.withLock { $0 }))/metrics")!
         let (body, response) = try await URLSession.shared.data(from: url)
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(String(decoding: body, as: UTF8.self).contains("verify_transactions{"))
-        #expect(!finished.withLock { $0 }, "still draining: the submission has not ended")
+        #expect(!state.finished.withLock { $0 }, "still draining: the submission has not ended")
         run.cancel()
         _ = await run.result
-        #expect(finished.withLock { $0 })
+        #expect(state.finished.withLock { $0 })
+    }
+
+    @Test("with a PostgreSQL store, the connection pool is the group's and outlives the drain: a document done after SIGTERM is recorded")
+    func poolOutlivesTheDrain() async throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        server.hanging = true
+        var (application, folder) = try Self.application(
+            Self.emailOnly + """
+
+                submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 1, retry: {maxAttempts: 5, initialBackoffMs: 10, maxBackoffMs: 10}}
+                """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        application.store = try StoreLocation(parsing: try await TestPostgres.freshDatabase(prefix: "application"))
+        application.shutdownGrace = .seconds(120)
+        let input = Self.pipe([Self.emailLine("txn-pool-1")], keepOpen: true)
+        defer {
+            close(input.read)
+            close(input.write)
+        }
+        let (run, state) = Self.background(application, reading: input.read)
+        // Wait on state: the first attempt reached the API, which does not answer it.
+        try await state.wait(until: { !server.requests.isEmpty }, "its submission was sent")
+        try await state.shutDownGracefully()
+        // The next attempt, after the first one's timeout, is answered: the document ends during the drain, and its
+        // submission and the transaction's completion are written through the pool.
+        server.hanging = false
+        let summary = try await run.value
+        #expect(summary.documents == 1 && summary.completed == 1, "\(summary)")
+        let statuses = try await application.store.withStore(create: false, readOnly: true) { store in
+            try await store.transactions(status: nil).map(\.status)
+        }
+        #expect(statuses == [.completed])
     }
 }
