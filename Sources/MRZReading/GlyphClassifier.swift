@@ -147,11 +147,14 @@ struct GlyphClassifier {
 
     /// How clearly the cell shows `a` rather than its look-alike `b`, measured only on a stroke one of them has and the
     /// other has nothing near (a `Q`'s tail across an `O`'s counter, a `K`'s stem beside a `<`, an `I`'s bars: the sharp
-    /// templates' samples over 170 in one whose 3 x 3 neighbourhood is under 30 in the other; 0 and O, which differ in
-    /// width only, have none): each region's darkness as a share of the cell's own ink, the strokes both
+    /// templates' samples over 170 in one whose 3 x 3 neighbourhood is under 30 in the other, or, where that leaves
+    /// fewer than 4 samples to either, whose own sample is; 0, O and D (`widthOnly`) have none): each region's
+    /// darkness as a share of the cell's own ink, the strokes both
     /// share, above its own paper, where neither has ink. 1 when only `a`'s region is inked, -1 when only `b`'s is,
     /// 0 when the two look the same. Taken at the shift where either template fits best. nil when the two differ in
     /// fewer than 4 samples, or the cell has no contrast to measure against.
+    static let widthOnly: Set<Set<Character>> = [["0", "O"], ["0", "D"], ["D", "O"]]
+
     func evidence(_ cell: MRZGrid.Cell, geometry: LineGeometry, for a: Character, against b: Character) -> Float? {
         guard let first = Self.characters.firstIndex(of: a), let second = Self.characters.firstIndex(of: b) else { return nil }
         let ta = OCRBGlyphs.darkness[first], tb = OCRBGlyphs.darkness[second]
@@ -166,7 +169,14 @@ struct GlyphClassifier {
             }
             return darkest
         }
-        let onlyA = ta.indices.filter { ta[$0] > 170 && near(tb, $0) < 30 }, onlyB = ta.indices.filter { tb[$0] > 170 && near(ta, $0) < 30 }
+        var onlyA = ta.indices.filter { ta[$0] > 170 && near(tb, $0) < 30 }, onlyB = ta.indices.filter { tb[$0] > 170 && near(ta, $0) < 30 }
+        // Pairs whose strokes lie close together everywhere (a `5`'s flat top and an `S`'s curve, a `G`'s bar and a
+        // `Q`'s tail, an `H`'s bar and an `M`'s vee): the samples one inks and the other leaves paper, where the cell
+        // is aligned to them. Not for the round characters that differ in width alone, which a bolder print fills.
+        if onlyA.count < 4 && onlyB.count < 4 && !Self.widthOnly.contains([a, b]) {
+            onlyA = ta.indices.filter { ta[$0] > 170 && tb[$0] < 30 }
+            onlyB = ta.indices.filter { tb[$0] > 170 && ta[$0] < 30 }
+        }
         let shared = ta.indices.filter { ta[$0] > 170 && tb[$0] > 170 }, neither = ta.indices.filter { ta[$0] < 30 && tb[$0] < 30 }
         guard onlyA.count >= 4 || onlyB.count >= 4, !shared.isEmpty, !neither.isEmpty else { return nil }
         let samples = sample(cell, geometry: geometry)
