@@ -138,6 +138,12 @@ enum MRZCharacterRules {
     /// much closer to the look-alike's, and the reading is a guess. Chosen on the benchmark's seeds 1-4 (1,373 close
     /// calls with both characters elsewhere in the document): no cell read wrong came within 0.15 of it.
     static let documentEvidence: Float = 0.8
+    /// Beyond a close call, as far as a mended field's (`mendedCloseCall`), a look-alike cell whose document evidence
+    /// (`documentEvidence`'s measure) leans to the look-alike by this much is a guess. Seed 9's `F8I0K180I` came back
+    /// `F8IOK18OI`: both 0s read O by 0.64 and 0.76 of the templates' separation, past the pair bound, cancelling in the
+    /// check digit, the second more like the document's own 0s than its Os (-0.47). On seeds 1-4, 2 of 735 right cells
+    /// in that band leaned so, and 4 of the 5 read wrong.
+    static let documentLean: Float = 0.3
     /// Where the document shows only one of two look-alikes (`DocumentGlyphs.calibratedLead`): a cell whose template
     /// lead for it falls short of its cells' median lead by at most `documentLead` of the templates' separation is that
     /// character; one short by `documentLeadLost` or more is not; and only where its cells lead for it by at least
@@ -145,12 +151,6 @@ enum MRZCharacterRules {
     /// benchmark's seeds 1-4, on 1,649 one-sided close calls and on 2,092 two-sided ones with either side hidden: cells
     /// of the other character came no nearer than -0.39 under that floor, those of the character shown no lower than
     /// -1.04.
-    /// Beyond a close call, as far as a mended field's (`mendedCloseCall`), a look-alike cell whose document evidence
-    /// (`documentEvidence`'s measure) leans to the look-alike by this much is a guess. Seed 9's `F8I0K180I` came back
-    /// `F8IOK18OI`: both 0s read O by 0.64 and 0.76 of the templates' separation, past the pair bound, cancelling in the
-    /// check digit, the second more like the document's own 0s than its Os (-0.47). On seeds 1-4, 2 of 735 right cells
-    /// in that band leaned so, and 4 of the 5 read wrong.
-    static let documentLean: Float = 0.3
     static let documentLead: Float = 0.2
     static let documentLeadLost: Float = 1.3
     static let documentLeadShown: Float = 0.4
