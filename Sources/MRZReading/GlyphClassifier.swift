@@ -170,12 +170,17 @@ struct GlyphClassifier {
             return darkest
         }
         var onlyA = ta.indices.filter { ta[$0] > 170 && near(tb, $0) < 30 }, onlyB = ta.indices.filter { tb[$0] > 170 && near(ta, $0) < 30 }
+        // A stroke a sample away from the other's ink is looked for a sample around where the template has it: a hair-
+        // thin print's bar is one sample high, and one a little taller or shorter than the templates' has it a row off
+        // (an `E` read `L` when its bars fell between the rows the template inks).
+        var around = true
         // Pairs whose strokes lie close together everywhere (a `5`'s flat top and an `S`'s curve, a `G`'s bar and a
         // `Q`'s tail, an `H`'s bar and an `M`'s vee): the samples one inks and the other leaves paper, where the cell
         // is aligned to them. Not for the round characters that differ in width alone, which a bolder print fills.
         if onlyA.count < 4 && onlyB.count < 4 && !Self.widthOnly.contains([a, b]) {
             onlyA = ta.indices.filter { ta[$0] > 170 && tb[$0] < 30 }
             onlyB = ta.indices.filter { tb[$0] > 170 && ta[$0] < 30 }
+            around = false
         }
         let shared = ta.indices.filter { ta[$0] > 170 && tb[$0] > 170 }, neither = ta.indices.filter { ta[$0] < 30 && tb[$0] < 30 }
         guard onlyA.count >= 4 || onlyB.count >= 4, !shared.isEmpty, !neither.isEmpty else { return nil }
@@ -196,7 +201,17 @@ struct GlyphClassifier {
         func mean(_ indices: [Int]) -> Float { indices.reduce(Float(0)) { $0 + best.window[$1] } / Float(indices.count) }
         let ink = mean(shared), paper = mean(neither)
         guard ink - paper > 20 else { return nil }
-        func share(_ indices: [Int]) -> Float { min(1, max(0, (mean(indices) - paper) / (ink - paper))) }
+        let aligned = best.window
+        func darkest(_ index: Int) -> Float {
+            let row = index / Self.width, column = index % Self.width
+            var darkest = aligned[index]
+            for y in max(0, row - 1)...min(Self.height - 1, row + 1) { darkest = max(darkest, aligned[y * Self.width + column]) }
+            return darkest
+        }
+        func share(_ indices: [Int]) -> Float {
+            let darkness = indices.reduce(Float(0)) { $0 + (around ? darkest($1) : aligned[$1]) } / Float(indices.count)
+            return min(1, max(0, (darkness - paper) / (ink - paper)))
+        }
         switch (onlyA.count >= 4, onlyB.count >= 4) {
         case (true, true): return share(onlyA) - share(onlyB)
         case (false, true): return 1 - 2 * share(onlyB)

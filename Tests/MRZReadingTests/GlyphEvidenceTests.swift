@@ -8,7 +8,11 @@ struct GlyphEvidenceTests {
     /// A page with one OCR-B character drawn from its template, 4 pixels a sample, centred on (80, 80).
     static func page(_ character: Character) throws -> GrayImage {
         let index = try #require(GlyphClassifier.characters.firstIndex(of: character))
-        let template = OCRBGlyphs.darkness[index]
+        return page(drawn: OCRBGlyphs.darkness[index])
+    }
+
+    /// A page with `template` (darkness on the templates' grid) drawn as `page(_:)` draws a character.
+    static func page(drawn template: [UInt8]) -> GrayImage {
         let size = 160, unit = 4, left = 48, top = 40
         var pixels = [UInt8](repeating: 255, count: size * size)
         for row in 0..<OCRBGlyphs.height {
@@ -49,6 +53,32 @@ struct GlyphEvidenceTests {
         let d = GlyphClassifier(image: try Self.page("D"))
         #expect(d.evidence(Self.cell, geometry: Self.geometry, for: "D", against: "O") == nil)
         #expect(d.evidence(Self.cell, geometry: Self.geometry, for: "D", against: "0") == nil)
+    }
+
+    /// An `E` printed with hairline bars: the `L` template (its stem and bottom bar), and the `E`'s top and middle bars
+    /// one sample high, a row above where the `E` template has them (a print a little taller than the templates').
+    static func hairlineE() throws -> [UInt8] {
+        let e = OCRBGlyphs.darkness[try #require(GlyphClassifier.characters.firstIndex(of: "E"))]
+        var drawn = OCRBGlyphs.darkness[try #require(GlyphClassifier.characters.firstIndex(of: "L"))]
+        let width = OCRBGlyphs.width
+        // The rows of the E's three bars, where they cross the middle of the cell.
+        let barRows = (0..<OCRBGlyphs.height).filter { e[$0 * width + width / 2] > 170 }
+        let starts = barRows.filter { !barRows.contains($0 - 1) }
+        try #require(starts.count == 3, "the E template's bars: \(barRows)")
+        for start in starts.prefix(2) {
+            for column in 0..<width where e[start * width + column] > 170 { drawn[(start - 1) * width + column] = 200 }
+        }
+        return drawn
+    }
+
+    @Test("an E with hairline bars a row off the template's is not taken for an L: its bars are looked for a row around")
+    func hairlineBars() throws {
+        let e = GlyphClassifier(image: Self.page(drawn: try Self.hairlineE()))
+        let l = GlyphClassifier(image: try Self.page("L"))
+        let eAsL = try #require(e.evidence(Self.cell, geometry: Self.geometry, for: "L", against: "E"))
+        let lAsL = try #require(l.evidence(Self.cell, geometry: Self.geometry, for: "L", against: "E"))
+        #expect(eAsL < MRZCharacterRules.settledEvidence, "the E's bars leave an L unsettled: \(eAsL)")
+        #expect(lAsL >= MRZCharacterRules.settledEvidence, "an L has no bars there: \(lAsL)")
     }
 
     @Test("an O's and a Q's left side bows out beyond the bound, a D's stem does not")
