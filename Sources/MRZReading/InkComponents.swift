@@ -20,12 +20,24 @@ struct Point {
 
 /// Ink (pixels darker than their neighbourhood) split into connected components: the characters of a page.
 enum InkComponents {
+    /// How much darker than the mean of its neighbourhood a pixel must be to be ink: below `tenths` tenths of it and
+    /// at least `levels` grey levels below it.
+    struct Threshold {
+        var tenths: UInt32
+        var levels: UInt32
+
+        /// Print on paper: at most 80 % of the local mean and 12 grey levels below it.
+        static let print = Threshold(tenths: 8, levels: 12)
+        /// Print under glare or a screen's own light: at most 90 % of the local mean and 6 levels below it.
+        static let faint = Threshold(tenths: 9, levels: 6)
+    }
+
     /// Binarises against the mean of a `window`-pixel square around each pixel (an integral image: uneven light
     /// and glare move the mean with them), then labels 8-connected dark pixels with union-find.
-    static func find(in image: GrayImage, window: Int) -> [InkComponent] {
+    static func find(in image: GrayImage, window: Int, threshold: Threshold = .print) -> [InkComponent] {
         let width = image.width, height = image.height
         guard width > 2, height > 2 else { return [] }
-        let dark = binarise(image, window: window)
+        let dark = binarise(image, window: window, threshold: threshold)
         var labels = [Int32](repeating: 0, count: width * height)
         var parent: [Int32] = [0]
         func root(_ label: Int32) -> Int32 {
@@ -94,8 +106,8 @@ enum InkComponents {
         return components
     }
 
-    /// Dark: at most 80% of the local mean and at least 12 grey levels below it.
-    static func binarise(_ image: GrayImage, window: Int) -> [Bool] {
+    /// Dark: below the local mean by `threshold`.
+    static func binarise(_ image: GrayImage, window: Int, threshold: Threshold = .print) -> [Bool] {
         let width = image.width, height = image.height
         // Row-major integral image, one row and column of zeros first. 32 bits hold 16 million pixels of 255.
         var integral = [UInt32](repeating: 0, count: (width + 1) * (height + 1))
@@ -124,8 +136,9 @@ enum InkComponents {
                                 &- sums[bottom * (width + 1) + left] &+ sums[top * (width + 1) + left]
                             let area = UInt32((bottom - top) * (right - left))
                             let value = UInt32(pixels[y * width + x])
-                            // value < 0.8 mean and value + 12 < mean, in integers.
-                            dark[y * width + x] = value * area * 5 < total * 4 && (value + 12) * area < total
+                            // value < tenths / 10 of the mean and value + levels < mean, in integers.
+                            dark[y * width + x] =
+                                value * area * 10 < total * threshold.tenths && (value + threshold.levels) * area < total
                         }
                     }
                 }

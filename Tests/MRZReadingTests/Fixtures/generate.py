@@ -26,6 +26,18 @@ MRV_B = ["V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "L8988901C4UTO7408122F1204159<<
 TD3_BAD_CHECK_DIGIT = [TD3[0], TD3[1].replace("7408122F", "7408123F")]
 
 
+def reflection(page, r, noise_rng):
+    """A flat, bright highlight over the middle of the MRZ, a tenth of the page wide, that fades at its edges."""
+    w, h = page.size
+    top, bottom = page.info["mrz_rows"]
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    d2 = ((x - r.uniform(0.45, 0.55) * w) / (0.1 * w)) ** 2 + ((y - (top + bottom) / 2) / (bottom - top)) ** 2
+    alpha = 0.82 * np.minimum(1.0, 1.6 * np.exp(-d2 / 2))
+    array = np.asarray(page, np.float32)
+    array = array + (255 - array) * alpha[..., None]
+    return mrz_pages.add_noise(Image.fromarray(array.astype(np.uint8), "RGB"), noise_rng, 2.0)
+
+
 def main():
     manifest = {}
 
@@ -78,6 +90,11 @@ def main():
     # The TD1 specimen faded (its ink about 40 % of its contrast, a little soft): thin strokes break up when the page
     # is binarised as it is, and the band is found only once the page's contrast is stretched.
     write("td1-faint.jpg", mrz_pages.faint(page("TD1", 250, 38), *capture(38), 250), "TD1", TD1, quality=85)
+
+    # The TD3 specimen under a bright reflection across the middle of its MRZ (a phone's photo of a screen or a
+    # laminate): under it the ink is less than a fifth darker than the paper around it, and the band breaks in two
+    # until ink is told from paper at a tenth.
+    write("td3-glare.jpg", reflection(page("TD3", 200, 1), *capture(40)), "TD3", TD3, quality=85)
 
     # An MRV-B visa: a TD2-sized sticker whose second line ends in optional data, no composite check digit.
     write("mrvb-visa.png", page("TD2", 250, 10, lines=MRV_B), "MRV-B", MRV_B, optimize=True)
