@@ -1,9 +1,9 @@
 import ImageDecoding
 
 /// Scores an MRZ character cell against the OCR-B templates: the cell is resampled to the templates' grid (one
-/// sample per sixteenth of the line's capital height, along the line and across it, so tilt and perspective are
-/// undone), and each template's normalised correlation with it, the best over shifts of one sample, is its score
-/// (-1 to 1).
+/// sample per sixteenth of the line's capital height across the line, and as much times the line's aspect along it,
+/// so tilt, perspective and print narrower or wider than the templates are undone), and each template's normalised
+/// correlation with it, the best over shifts of one sample, is its score (-1 to 1).
 struct GlyphClassifier {
     /// A line's capitals: their height and where their middle is, measured on the line itself (printers set
     /// capitals of 2.0 to 2.4 mm on the 2.54 mm pitch).
@@ -15,7 +15,15 @@ struct GlyphClassifier {
         /// How far the characters lean: samples along the line per sample up from their middle (an oblique cut of
         /// OCR-B, or a page photographed at an angle, leans; upright print is 0).
         var slant: Double = 0
+        /// How wide the characters are for their height, against the templates: a sample along the line is `aspect`
+        /// units (a page photographed from the side is narrower, a condensed or expanded cut too; 1 as the templates).
+        var aspect: Double = 1
     }
+
+    /// The aspects tried beside the templates' own, then refined by a half step around the best. Without them a page
+    /// narrowed to 0.8 (a phone held 37 degrees off the page's axis) read `0406` as `C4C6`, two changes that cancel in
+    /// the check digit.
+    static let aspects: [Double] = [0.8, 0.9, 1.1, 1.25]
 
     /// The slants tried beside upright (tan 6° to 17° either way), then refined by a half step around the best.
     /// Tried on every line: gated on a poor upright fit (below 0.85), oblique print read 49 of 86 pages of the
@@ -78,7 +86,27 @@ struct GlyphClassifier {
             offset: (Double(top + bottom) / 2 - Double(rows / 2)) * pitch)
         // The profile's edges are soft (round letters, blur): the size and height that fit the templates best.
         let upright = refined(line, around: measured, factors: [0.92, 1.0, 1.08], shifts: [-0.5, 0, 0.5])
-        return leaning(line, around: upright)
+        return widened(line, around: leaning(line, around: upright))
+    }
+
+    /// The aspect (`LineGeometry.aspect`) that fits the templates best, the templates' own included.
+    func widened(_ line: [MRZGrid.Cell], around start: (geometry: LineGeometry, fit: Float)) -> (geometry: LineGeometry, fit: Float) {
+        var best = start
+        for aspect in Self.aspects {
+            var geometry = start.geometry
+            geometry.aspect = aspect
+            let tried = refined(line, around: geometry, factors: [1], shifts: [0])
+            if tried.fit > best.fit { best = tried }
+        }
+        guard best.geometry.aspect != 1 else { return start }
+        let coarse = best.geometry
+        for step in [-0.05, 0.05] {
+            var geometry = coarse
+            geometry.aspect += step
+            let tried = refined(line, around: geometry, factors: [1], shifts: [0])
+            if tried.fit > best.fit { best = tried }
+        }
+        return best
     }
 
     /// The slant that fits the templates best, upright included: characters that lean fit their upright templates
@@ -112,7 +140,9 @@ struct GlyphClassifier {
         var best = (geometry: start, fit: -Float.infinity)
         for factor in factors {
             for shift in shifts {
-                let geometry = LineGeometry(unit: start.unit * factor, offset: start.offset + shift * start.unit, slant: start.slant)
+                var geometry = start
+                geometry.unit = start.unit * factor
+                geometry.offset = start.offset + shift * start.unit
                 let score = probe.reduce(Float(0)) { $0 + (scores($1, geometry: geometry).max() ?? 0) } / Float(probe.count)
                 if score > best.fit { best = (geometry, score) }
             }
@@ -302,8 +332,8 @@ struct GlyphClassifier {
     private func sample(_ cell: MRZGrid.Cell, geometry: LineGeometry) -> [Float] {
         let columns = Self.width + 2, rows = Self.height + 2
         let length = (cell.pitch.x * cell.pitch.x + cell.pitch.y * cell.pitch.y).squareRoot()
-        let along = Point(x: cell.pitch.x / length * geometry.unit, y: cell.pitch.y / length * geometry.unit)
-        let across = Point(x: -along.y, y: along.x)
+        let across = Point(x: -cell.pitch.y / length * geometry.unit, y: cell.pitch.x / length * geometry.unit)
+        let along = Point(x: cell.pitch.x / length * geometry.unit * geometry.aspect, y: cell.pitch.y / length * geometry.unit * geometry.aspect)
         let center = Point(
             x: cell.center.x - cell.pitch.y / length * geometry.offset,
             y: cell.center.y + cell.pitch.x / length * geometry.offset)

@@ -306,6 +306,13 @@ enum MRZCharacterRules {
     /// A name's weakest letter must lead the next letter by this much (a checked field's cells: the reader's
     /// `minimumMargin`). Chosen on the benchmark corpus's tune seeds: no right reading there led by less than 0.04.
     static let nameMargin: Float = 0.04
+
+    /// The first field (by name) that no check digit covers — a name, a state code, the document code, the sex —
+    /// whose weakest character leads by less than `nameMargin`: nothing else stands behind its letters (a wide page's
+    /// document code `PO` came back `PQ`, led by 0.03).
+    static func uncheckedGuess(_ fields: [String: (confidence: MRZReading.Confidence, checked: Bool)]) -> String? {
+        fields.sorted { $0.key < $1.key }.first { !$0.value.checked && $0.value.confidence.margin < nameMargin }?.key
+    }
     /// A cell of a checked field whose runner-up weighs the same modulo 10 (`MRZ.checkValue`) must lead it by this much.
     static let invisibleMargin: Float = 0.05
 

@@ -213,7 +213,7 @@ public struct MRZImageReader: Sendable {
         for index in geometries.indices where geometries[index].fit < surest.fit - 0.1 {
             let start = GlyphClassifier.LineGeometry(
                 unit: surest.geometry.unit, offset: geometries[index].geometry.offset,
-                slant: surest.geometry.slant)
+                slant: surest.geometry.slant, aspect: surest.geometry.aspect)
             let again = classifier.refined(
                 Array(grid.lines[index].dropFirst().dropLast()), around: start, factors: [1],
                 shifts: stride(from: -4.0, through: 4.0, by: 0.5).map { $0 })
@@ -321,9 +321,8 @@ public struct MRZImageReader: Sendable {
             if let guess = fields.sorted(by: { $0.key < $1.key }).first(where: { $0.value.confidence.margin < minimumMargin }) {
                 return refuse(guess.key, "a character cannot be told from another with confidence")
             }
-            // A name has no check digit behind it: its letters need a clearer lead than a checked field's.
-            if let name = fields["name"], name.confidence.margin < MRZCharacterRules.nameMargin {
-                return refuse("name", "a letter cannot be told from another with confidence")
+            if let field = MRZCharacterRules.uncheckedGuess(fields) {
+                return refuse(field, "a letter cannot be told from another with confidence")
             }
             // A character whose runner-up weighs the same in the check digit (G and Q, O and E and Y...) is not vouched
             // for by it: it needs a clear lead of its own.

@@ -250,6 +250,23 @@ struct MRZCharacterRulesTests {
         #expect(abs(judged["name"]!.confidence.margin - 0.7) < 1e-4)
     }
 
+    @Test("a field no check digit covers is a guess when a letter leads by less than the name margin: the document code too")
+    func uncheckedFields() {
+        // The specimen's document code P< read PQ: the Q 0.03 ahead of the filler (a wide page's PO read PQ).
+        let printed = ["PQUTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", Self.specimen[1]]
+        var scores = printed.map { $0.map { Self.cell($0) } }
+        scores[0][1] = Self.cell("Q", "<", gap: 0.03)
+        let lines = printed.map { Array($0) }
+        #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .td3)) == "documentCode")
+        // The same lead in the document number, which its check digit covers, is the reader's minimumMargin's to judge.
+        var checked = Self.specimen.map { $0.map { Self.cell($0) } }
+        checked[1][1] = Self.cell("8", "3", gap: 0.03)
+        let specimen = Self.specimen.map { Array($0) }
+        #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(specimen, scores: checked, format: .td3)) == nil)
+        scores[0][1] = Self.cell("Q", "<", gap: MRZCharacterRules.nameMargin + 0.01)
+        #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .td3)) == nil)
+    }
+
     @Test("a character whose runner-up weighs the same in the check digit (C and M) needs a clear lead of its own")
     func checkInvisibleSwap() {
         // L898902C3: the C (12) and an M (22) give the same check digit; read 0.03 apart, the check cannot choose.
