@@ -589,6 +589,16 @@ def phone_perspective(page, r, noise_rng, dpi):
                  r.uniform(0.5, 1.2))
 
 
+def phone_oblique(page, r, noise_rng, dpi):
+    """The page photographed from the side: the phone turned 25-40 degrees about the page's vertical axis, so the
+    page is foreshortened across (to the cosine: 0.77-0.91 of its width, characters narrower for their height) and
+    its far edge shorter."""
+    narrowed = page.resize((round(page.width * math.cos(math.radians(r.uniform(25, 40)))), page.height), Image.LANCZOS)
+    frame = r.choice(PHONE_FRAMES)
+    return photo(narrowed, r, noise_rng, frame, r.uniform(0.45, 0.7), r.uniform(0.03, 0.08), r.uniform(-6, 6),
+                 r.uniform(0.3, 0.9))
+
+
 def phone_dpi(r, fmt):
     # About the resolution the page has in the photo, capped: the warp enlarges the rest.
     return min(400, round(0.65 * 3600 / (FORMATS[fmt][0][0] / 25.4)))
@@ -896,7 +906,7 @@ def save_options(condition, r, index):
         return "png", {}
     if condition.startswith("scan-") or condition in ("upside-down", "rotated-90") or condition in DOCUMENTS:
         return ("png", {}) if index % 3 == 0 else ("jpg", {"quality": 92})
-    if condition in ("phone-perspective", "small-in-frame"):
+    if condition in ("phone-perspective", "phone-oblique", "small-in-frame"):
         return "jpg", {"quality": r.randint(80, 92)}
     if condition == "print-scan":
         return "jpg", {"quality": r.randint(70, 90)}
@@ -935,6 +945,8 @@ CONDITIONS = {
     "scale-1x": (lambda r, fmt: r.choice([200, 250, 300]), functools.partial(rescan, factor=1.0)),
     "scale-2x": (lambda r, fmt: r.choice([200, 250, 300]), functools.partial(rescan, factor=2.0)),
     "no-mrz": (lambda r, fmt: r.choice([200, 250, 300]), None),
+    # Last, so that the conditions before it keep their cuts (page_cut counts through GROUPS in order).
+    "phone-oblique": (phone_dpi, phone_oblique),
 }
 SCALES = {"scale-0.5x", "scale-1x", "scale-2x"}
 
