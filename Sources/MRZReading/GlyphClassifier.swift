@@ -86,46 +86,33 @@ struct GlyphClassifier {
             offset: (Double(top + bottom) / 2 - Double(rows / 2)) * pitch)
         // The profile's edges are soft (round letters, blur): the size and height that fit the templates best.
         let upright = refined(line, around: measured, factors: [0.92, 1.0, 1.08], shifts: [-0.5, 0, 0.5])
-        return widened(line, around: leaning(line, around: upright))
+        // Characters that lean fit their upright templates poorly, and each lean differs (a font's, a camera's); so do
+        // characters narrower or wider than the templates' (a page photographed from the side, a condensed cut).
+        let leaning = bestFit(line, around: upright, varying: \.slant, over: Self.slants)
+        return bestFit(line, around: leaning, varying: \.aspect, over: Self.aspects)
     }
 
-    /// The aspect (`LineGeometry.aspect`) that fits the templates best, the templates' own included.
-    func widened(_ line: [MRZGrid.Cell], around start: (geometry: LineGeometry, fit: Float)) -> (geometry: LineGeometry, fit: Float) {
-        var best = start
-        for aspect in Self.aspects {
+    /// The value of one of the geometry's parameters (`slant`, `aspect`) that fits the templates best, among `values`
+    /// and `start`'s own, refined by a half step (0.05) either side of the best.
+    func bestFit(
+        _ line: [MRZGrid.Cell], around start: (geometry: LineGeometry, fit: Float),
+        varying parameter: WritableKeyPath<LineGeometry, Double>, over values: [Double]
+    ) -> (geometry: LineGeometry, fit: Float) {
+        func tried(_ value: Double) -> (geometry: LineGeometry, fit: Float) {
             var geometry = start.geometry
-            geometry.aspect = aspect
-            let tried = refined(line, around: geometry, factors: [1], shifts: [0])
-            if tried.fit > best.fit { best = tried }
+            geometry[keyPath: parameter] = value
+            return refined(line, around: geometry, factors: [1], shifts: [0])
         }
-        guard best.geometry.aspect != 1 else { return start }
-        let coarse = best.geometry
+        var best = start
+        for value in values {
+            let fit = tried(value)
+            if fit.fit > best.fit { best = fit }
+        }
+        let coarse = best.geometry[keyPath: parameter]
+        guard coarse != start.geometry[keyPath: parameter] else { return start }
         for step in [-0.05, 0.05] {
-            var geometry = coarse
-            geometry.aspect += step
-            let tried = refined(line, around: geometry, factors: [1], shifts: [0])
-            if tried.fit > best.fit { best = tried }
-        }
-        return best
-    }
-
-    /// The slant that fits the templates best, upright included: characters that lean fit their upright templates
-    /// poorly, and each lean differs (a font's, a camera's).
-    func leaning(_ line: [MRZGrid.Cell], around upright: (geometry: LineGeometry, fit: Float)) -> (geometry: LineGeometry, fit: Float) {
-        var best = upright
-        for slant in Self.slants {
-            let tried = refined(
-                line, around: LineGeometry(unit: upright.geometry.unit, offset: upright.geometry.offset, slant: slant),
-                factors: [1], shifts: [0])
-            if tried.fit > best.fit { best = tried }
-        }
-        guard best.geometry.slant != 0 else { return upright }
-        let coarse = best.geometry
-        for step in [-0.05, 0.05] {
-            var geometry = coarse
-            geometry.slant += step
-            let tried = refined(line, around: geometry, factors: [1], shifts: [0])
-            if tried.fit > best.fit { best = tried }
+            let fit = tried(coarse + step)
+            if fit.fit > best.fit { best = fit }
         }
         return best
     }

@@ -313,6 +313,7 @@ enum MRZCharacterRules {
     static func uncheckedGuess(_ fields: [String: (confidence: MRZReading.Confidence, checked: Bool)]) -> String? {
         fields.sorted { $0.key < $1.key }.first { !$0.value.checked && $0.value.confidence.margin < nameMargin }?.key
     }
+
     /// A cell of a checked field whose runner-up weighs the same modulo 10 (`MRZ.checkValue`) must lead it by this much.
     static let invisibleMargin: Float = 0.05
 
