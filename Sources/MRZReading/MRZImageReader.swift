@@ -54,27 +54,43 @@ public struct MRZImageReader: Sendable {
             full = decoded
             return decoded
         }
-        let attempt = try attempt(search, fullResolution: fullResolution)
-        var first = attempt.outcome
-        if case .read = first { return first }
+        var attempt = try attempt(search, fullResolution: fullResolution)
+        if case .read = attempt.outcome { return attempt.outcome }
         // Nothing like a band: hollow (outline) or broken strokes fall apart into pieces no line is made of. The
-        // page is searched again with its strokes closed over gaps of two pixels, then with its contrast stretched
-        // (and, when nothing else reads, with its hollows filled: `solidPage`).
+        // page is searched again with its strokes closed over gaps of two pixels, then with its contrast stretched,
+        // then with fainter ink (and, when nothing else reads, with its hollows filled: `solidPage`). A band found so
+        // but not read is read the other ways below, as a band found at once is: hollow print at 150 dpi is found
+        // only closed, and read only softened or filled.
         if attempt.pitch == nil {
             let closed = search.closedInk(radius: 1)
-            let again = read(closed) { () -> GrayImage in closed }
-            if case .notFound = again {} else { return again }
+            var again = self.attempt(closed) { () -> GrayImage in closed }
             // Faded print: ink less than a fifth darker than its paper is not ink to `InkComponents`, so thin strokes
             // break up (the benchmark's faint print: 6-7 of 20 pages found nothing).
-            let stretched = search.contrastStretched()
-            let stretchedRead = read(stretched) { () -> GrayImage in stretched }
-            if case .notFound = stretchedRead {} else { return stretchedRead }
-            // Print under a bright reflection (a phone's photo of a screen or a laminate), or small and soft, is less than
-            // a fifth darker than the paper around it, and the band breaks where it is. Ink is then told from paper at a
-            // tenth (the benchmark's seeds 1-5, 7, 9: 52 more of 3,640 pages read, none wrong).
-            let faint = try self.attempt(search, threshold: .faint, fullResolution: fullResolution).outcome
-            if case .notFound = faint {} else { return faint }
+            if case .notFound = again.outcome {
+                let stretched = search.contrastStretched()
+                again = self.attempt(stretched) { () -> GrayImage in stretched }
+            }
+            // Print under a bright reflection (a phone's photo of a screen or a laminate), or small and soft, is less
+            // than a fifth darker than the paper around it, and the band breaks where it is. Ink is then told from paper
+            // at a tenth (the benchmark's seeds 1-5, 7, 9: 52 more of 3,640 pages read, none wrong).
+            if case .notFound = again.outcome {
+                again = try self.attempt(search, threshold: .faint, fullResolution: fullResolution)
+            }
+            // Closing shuts the mouths of a hollow `G` and `C` as it joins their outlines: the band found so is read
+            // from the page itself, softened (a box blur of a template sample) so that an outline stroke reads as the
+            // solid one the templates have.
+            if case .unreadable = again.outcome, let pitch = again.pitch {
+                let softened = search.boxBlurred(radius: max(1, Int((pitch / 16).rounded())))
+                let open = self.attempt(softened, searchedIn: closed) { () -> GrayImage in softened }
+                if case .read = open.outcome { return open.outcome }
+            }
+            switch again.outcome {
+            case .read: return again.outcome
+            case .unreadable: attempt = again
+            case .notFound: break
+            }
         }
+        var first = attempt.outcome
         if min(search.width, search.height) >= 1200 {
             let half = search.halved()
             let again = read(half) { () -> GrayImage in half }
@@ -151,11 +167,16 @@ public struct MRZImageReader: Sendable {
     }
 
     /// The outcome, and the pitch and extent of the band found in the image that was read (nil: none found).
+    private typealias Attempt = (outcome: Outcome, pitch: Double?, band: Band?)
+
+    /// The band is looked for in `searchedIn` where given (an image of the same size: the page closed), and read from
+    /// `image`.
     private func attempt<Failure: Error>(
-        _ image: GrayImage, threshold: InkComponents.Threshold = .print, fullResolution: () throws(Failure) -> GrayImage
-    ) throws(Failure) -> (outcome: Outcome, pitch: Double?, band: Band?) {
+        _ image: GrayImage, threshold: InkComponents.Threshold = .print, searchedIn: GrayImage? = nil,
+        fullResolution: () throws(Failure) -> GrayImage
+    ) throws(Failure) -> Attempt {
         let window = Self.inkWindow(image)
-        let grids = MRZLocator.locate(InkComponents.find(in: image, window: window, threshold: threshold))
+        let grids = MRZLocator.locate(InkComponents.find(in: searchedIn ?? image, window: window, threshold: threshold))
         guard !grids.isEmpty else { return (.notFound, nil, nil) }
         var source = image
         var scale = 1.0
