@@ -120,4 +120,32 @@ struct MRZImageReaderTests {
             return
         }
     }
+
+    /// The TD1 specimen read from a grid whose names line has its first `shifted` cells half a pitch to the right, as a
+    /// line located with a wrong start reads: its names, which no check digit covers, come out as other letters.
+    static func namesLineHalfACellOff(shifted: Int, reader: MRZImageReader) throws -> Result<MRZReading, MRZImageReader.Unread> {
+        let bytes = [UInt8](try Data(contentsOf: MRZFixtures.folder.appendingPathComponent("td1-specimen.png")))
+        let image = try ImageDecoder().decode(bytes)
+        let classifier = GlyphClassifier(image: image)
+        let grids = MRZLocator.locate(InkComponents.find(in: image, window: MRZImageReader.inkWindow(image)))
+        var grid = try #require(
+            grids.first { grid in
+                guard case .success(let reading) = reader.reading(grid, classifier: classifier) else { return false }
+                return reading.mrz.lines == MRZFixtures.manifest["td1-specimen.png"]!.lines
+            })
+        for index in 0..<shifted { grid.lines[2][index].center.x += grid.lines[2][index].pitch.x / 2 }
+        return reader.reading(grid, classifier: classifier)
+    }
+
+    @Test("a line read half a cell off, its cells between two characters, is refused naming the field")
+    func strayCells() throws {
+        let reader = MRZImageReader(referenceDate: Date(timeIntervalSince1970: 1_795_305_600))
+        let result = try Self.namesLineHalfACellOff(shifted: 14, reader: reader)
+        guard case .failure(let unread) = result else {
+            Issue.record("read: \(result)")
+            return
+        }
+        #expect(unread.error.field == "name")
+        #expect(unread.error.message == "MRZ name: a character does not look like an OCR-B character")
+    }
 }
