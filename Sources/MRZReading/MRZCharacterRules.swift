@@ -307,6 +307,17 @@ enum MRZCharacterRules {
     /// `minimumMargin`). Chosen on the benchmark corpus's tune seeds: no right reading there led by less than 0.04.
     static let nameMargin: Float = 0.04
 
+    /// The template score every character of a field no check digit covers must reach (a checked field's cells: the
+    /// reader's `minimumCharacterScore`). On the benchmark's seeds 1-5, 7, 9 no right reading's unchecked field scored
+    /// under 0.65 (3,137 readings); a filler at the end of a wavy line's names came back `W`, scoring 0.58.
+    static let uncheckedScore: Float = 0.62
+
+    /// The letters ICAO 9303 begins a document code with: `P` a passport (TD3), `A`, `C` or `I` an identity card or
+    /// other official travel document (TD1, TD2), `V` a visa (MRV-A on a passport's, MRV-B on a card's geometry).
+    static func documentCodeInitials(_ geometry: MRZ.Format) -> Set<Character> {
+        geometry == .td3 ? ["P", "V"] : ["A", "C", "I", "V"]
+    }
+
     /// The first field (by name) that no check digit covers — a name, a state code, the document code, the sex —
     /// whose weakest character leads by less than `nameMargin`: nothing else stands behind its letters (a wide page's
     /// document code `PO` came back `PQ`, led by 0.03).

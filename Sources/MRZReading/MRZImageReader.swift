@@ -27,7 +27,8 @@ public struct MRZImageReader: Sendable {
     public var minimumMargin: Float = 0.02
     /// The template score below which a character is no OCR-B character, whatever its margin: a cell the grid placed
     /// across two characters. On the benchmark's seeds 1-5, 7, 9, no right reading's weakest character scored under
-    /// 0.63 (3,137 readings); a line whose first half was read half a cell off scored 0.15-0.51 there.
+    /// 0.63 (3,137 readings); a line whose first half was read half a cell off scored 0.15-0.51 there. A field no
+    /// check digit covers is held to `MRZCharacterRules.uncheckedScore`.
     public var minimumCharacterScore: Float = 0.55
     /// The most characters a reading may have mended, all fields together.
     public var maximumRepairs = 2
@@ -299,6 +300,11 @@ public struct MRZImageReader: Sendable {
                 MRZCharacterRules.field(at: position, format: format),
                 "line \(position.line + 1), position \(position.index + 1) \(reason)")
         }
+        // No check digit covers the document code: a first letter ICAO 9303 does not allow for the format is a cell
+        // misread (a bowed line's first `I` read `T`, `P` read `D`), not a new kind of document.
+        if !MRZCharacterRules.documentCodeInitials(grid.format).contains(lines[0][0]) {
+            return refuse("documentCode", "the first character is not one ICAO 9303 allows for this format")
+        }
         switch MRZCharacterRules.repair(lines, scores: scores, format: format, parse: parse) {
         case .success(let mrz):
             let final = mrz.lines.map { Array($0) }
@@ -343,7 +349,9 @@ public struct MRZImageReader: Sendable {
             let fields = MRZCharacterRules.fieldConfidence(final, scores: scores, format: format, mended: mended, judge: judge)
             // A cell that looks like no character: the grid is off there, and the names beside it, which no check digit
             // covers, may be read off as well.
-            if let stray = fields.sorted(by: { $0.key < $1.key }).first(where: { $0.value.confidence.score < minimumCharacterScore }) {
+            if let stray = fields.sorted(by: { $0.key < $1.key }).first(where: {
+                $0.value.confidence.score < ($0.value.checked ? minimumCharacterScore : MRZCharacterRules.uncheckedScore)
+            }) {
                 return refuse(stray.key, "a character does not look like an OCR-B character")
             }
             // A cell that was a toss-up is a guess, not a reading: where no check digit stands behind it (names, state

@@ -599,6 +599,35 @@ def phone_oblique(page, r, noise_rng, dpi):
                  r.uniform(0.3, 0.9))
 
 
+def bent(page, r):
+    """The page bent: bowed up or down across its width by 1-3 % of its height (a passport page bulging by the
+    spine, a card on a curved surface), and half the time curling away towards one side edge (squeezed across up to
+    5 % of its width there)."""
+    array = np.asarray(page, np.float32)
+    h, w = array.shape[:2]
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    u = x / w
+    ys = y + r.uniform(0.01, 0.03) * h * r.choice([-1, 1]) * (4 * (u - 0.5) ** 2 - 1 / 3)
+    xs = x
+    if r.random() < 0.5:
+        side = r.choice([1, -1])  # 1: the right edge curls away, -1: the left
+        t = u if side == 1 else 1 - u
+        xs = x + side * t ** 3 * r.uniform(0.02, 0.05) * w
+    xs, ys = np.clip(xs, 0, w - 1.001), np.clip(ys, 0, h - 1.001)
+    x0, y0 = np.floor(xs).astype(int), np.floor(ys).astype(int)
+    fx, fy = (xs - x0)[..., None], (ys - y0)[..., None]
+    out = (array[y0, x0] * (1 - fx) * (1 - fy) + array[y0, x0 + 1] * fx * (1 - fy)
+           + array[y0 + 1, x0] * (1 - fx) * fy + array[y0 + 1, x0 + 1] * fx * fy)
+    return Image.fromarray(out.astype(np.uint8), page.mode)
+
+
+def page_curl(page, r, noise_rng, dpi):
+    """A bent page (`bent`) photographed from above."""
+    frame = r.choice(PHONE_FRAMES)
+    return photo(bent(page, r), r, noise_rng, frame, r.uniform(0.5, 0.75), r.uniform(0.0, 0.04), r.uniform(-4, 4),
+                 r.uniform(0.3, 0.8))
+
+
 def phone_dpi(r, fmt):
     # About the resolution the page has in the photo, capped: the warp enlarges the rest.
     return min(400, round(0.65 * 3600 / (FORMATS[fmt][0][0] / 25.4)))
@@ -906,7 +935,7 @@ def save_options(condition, r, index):
         return "png", {}
     if condition.startswith("scan-") or condition in ("upside-down", "rotated-90") or condition in DOCUMENTS:
         return ("png", {}) if index % 3 == 0 else ("jpg", {"quality": 92})
-    if condition in ("phone-perspective", "phone-oblique", "small-in-frame"):
+    if condition in ("phone-perspective", "phone-oblique", "small-in-frame", "page-curl"):
         return "jpg", {"quality": r.randint(80, 92)}
     if condition == "print-scan":
         return "jpg", {"quality": r.randint(70, 90)}
@@ -945,8 +974,9 @@ CONDITIONS = {
     "scale-1x": (lambda r, fmt: r.choice([200, 250, 300]), functools.partial(rescan, factor=1.0)),
     "scale-2x": (lambda r, fmt: r.choice([200, 250, 300]), functools.partial(rescan, factor=2.0)),
     "no-mrz": (lambda r, fmt: r.choice([200, 250, 300]), None),
-    # Last, so that the conditions before it keep their cuts (page_cut counts through GROUPS in order).
+    # Last, so that the conditions before them keep their cuts (page_cut counts through GROUPS in order).
     "phone-oblique": (phone_dpi, phone_oblique),
+    "page-curl": (phone_dpi, page_curl),
 }
 SCALES = {"scale-0.5x", "scale-1x", "scale-2x"}
 

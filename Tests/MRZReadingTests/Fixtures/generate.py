@@ -24,6 +24,7 @@ TD2 = ["I<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "D231458907UTO7408122F1204159<<<<
 MRV_B = ["V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "L8988901C4UTO7408122F1204159<<<<<<<<"]
 # The specimen with the birth date's check digit 2 printed as 3: every other character, and the composite, as issued.
 TD3_BAD_CHECK_DIGIT = [TD3[0], TD3[1].replace("7408122F", "7408123F")]
+TD3_UNKNOWN_CODE = ["T" + TD3[0][1:], TD3[1]]
 
 
 def reflection(page, r, noise_rng):
@@ -104,6 +105,15 @@ def main():
     narrow = page("TD3", 250, 14)
     write("td3-narrow.png", narrow.resize((round(narrow.width * 0.8), narrow.height), Image.Resampling.LANCZOS), "TD3",
           TD3, optimize=True)
+
+    # The TD3 specimen on a bent page (a passport's page bulging by the spine), photographed: its lines bowed, so a
+    # straight line through each cuts the tops or feet off the characters at its ends.
+    bowed = mrz_pages.bent(page("TD3", 250, 15), random.Random(15))
+    write("td3-bowed.jpg", bowed, "TD3", TD3, quality=90)
+
+    # The TD3 specimen with a document code ICAO 9303 does not have (a passport's begins with P): refused, naming
+    # the document code, however clearly printed.
+    write("td3-unknown-code.png", page("TD3", 200, 1, lines=TD3_UNKNOWN_CODE), "TD3", TD3_UNKNOWN_CODE, optimize=True)
 
     # An MRV-B visa: a TD2-sized sticker whose second line ends in optional data, no composite check digit.
     write("mrvb-visa.png", page("TD2", 250, 10, lines=MRV_B), "MRV-B", MRV_B, optimize=True)
