@@ -69,6 +69,7 @@ public struct MRZImageReader: Sendable {
         if attempt.pitch == nil {
             let closed = search.closedInk(radius: 1)
             var again = self.attempt(closed) { () -> GrayImage in closed }
+            let closedGrids = again.grids
             // Faded print: ink less than a fifth darker than its paper is not ink to `InkComponents`, so thin strokes
             // break up (the benchmark's faint print: 6-7 of 20 pages found nothing).
             if case .notFound = again.outcome {
@@ -84,9 +85,9 @@ public struct MRZImageReader: Sendable {
             // Closing shuts the mouths of a hollow `G` and `C` as it joins their outlines: the band found so is read
             // from the page itself, softened (a box blur of a template sample) so that an outline stroke reads as the
             // solid one the templates have.
-            if case .unreadable = again.outcome, let pitch = again.pitch {
+            if case .unreadable = again.outcome, let pitch = again.pitch, !closedGrids.isEmpty {
                 let softened = search.boxBlurred(radius: max(1, Int((pitch / 16).rounded())))
-                let open = self.attempt(softened, searchedIn: closed) { () -> GrayImage in softened }
+                let open = self.attempt(softened, located: closedGrids) { () -> GrayImage in softened }
                 if case .read = open.outcome { return open.outcome }
             }
             switch again.outcome {
@@ -171,18 +172,19 @@ public struct MRZImageReader: Sendable {
         try attempt(image, fullResolution: fullResolution).outcome
     }
 
-    /// The outcome, and the pitch and extent of the band found in the image that was read (nil: none found).
-    private typealias Attempt = (outcome: Outcome, pitch: Double?, band: Band?)
+    /// The outcome, the pitch and extent of the band found in the image that was read (nil: none found), and the
+    /// grids found.
+    private typealias Attempt = (outcome: Outcome, pitch: Double?, band: Band?, grids: [MRZGrid])
 
-    /// The band is looked for in `searchedIn` where given (an image of the same size: the page closed), and read from
-    /// `image`.
+    /// `located`: the grids another attempt found in an image of the same size (the page closed), read here from
+    /// `image` rather than looked for in it.
     private func attempt<Failure: Error>(
-        _ image: GrayImage, threshold: InkComponents.Threshold = .print, searchedIn: GrayImage? = nil,
+        _ image: GrayImage, threshold: InkComponents.Threshold = .print, located: [MRZGrid]? = nil,
         fullResolution: () throws(Failure) -> GrayImage
     ) throws(Failure) -> Attempt {
         let window = Self.inkWindow(image)
-        let grids = MRZLocator.locate(InkComponents.find(in: searchedIn ?? image, window: window, threshold: threshold))
-        guard !grids.isEmpty else { return (.notFound, nil, nil) }
+        let grids = located ?? MRZLocator.locate(InkComponents.find(in: image, window: window, threshold: threshold))
+        guard !grids.isEmpty else { return (.notFound, nil, nil, []) }
         var source = image
         var scale = 1.0
         let pitch = grids[0].lines[0].map { ($0.pitch.x * $0.pitch.x + $0.pitch.y * $0.pitch.y).squareRoot() }
@@ -212,10 +214,10 @@ public struct MRZImageReader: Sendable {
         }
         let sourcePitch = MRZLocator.median(pitch) * scale
         let band = Band(scale == 1 ? grids[0] : grids[0].scaled(by: scale))
-        if let read { return (.read(read), sourcePitch, band) }
+        if let read { return (.read(read), sourcePitch, band, grids) }
         // A grid whose characters mostly look like OCR-B is an MRZ that could not be read; anything less is not one.
-        if let best, best.confidence >= minimumConfidence { return (.unreadable(best.error), sourcePitch, band) }
-        return (.notFound, sourcePitch, band)
+        if let best, best.confidence >= minimumConfidence { return (.unreadable(best.error), sourcePitch, band, grids) }
+        return (.notFound, sourcePitch, band, grids)
     }
 
     struct Unread: Error {

@@ -303,7 +303,7 @@ enum MRZLocator {
     /// (a passport page bulging near its spine, a card on a curved surface). A straight line's characters sit within
     /// 0.06 of a pitch of it (their centroids differ by glyph) and a parabola fits them no better; a bowed line's are
     /// 0.07-0.33 off a straight line and 0.03-0.07 off a parabola, and read with a straight line the characters at its
-    /// ends are sampled with their tops or feet cut off (an `I` read `T`, 276 of 289 bowed pages unread).
+    /// ends are sampled with their tops or feet cut off (an `I` read `T`, 277 of 289 bowed pages unread).
     private static func across(_ line: Line, pitch: Double) -> Polynomial? {
         let us = line.members.map(\.u), vs = line.members.map(\.v)
         guard let straight = Polynomial.fit(x: us, y: vs, degree: 1) else { return nil }
