@@ -312,6 +312,24 @@ enum MRZCharacterRules {
     /// under 0.65 (3,137 readings); a filler at the end of a wavy line's names came back `W`, scoring 0.58.
     static let uncheckedScore: Float = 0.62
 
+    /// Whether a name field's characters are laid out as ICAO 9303 has them: the primary identifier, two fillers, the
+    /// secondary identifier's components one filler apart, then fillers to the end. Letters after three fillers in a
+    /// row are no name's: fillers read as letters (a line waved along its length read `CHO<<<<FFFFFF<<<`, scoring
+    /// 0.7 each, with every check digit valid, since none covers the name).
+    static func isNameLaidOut(_ name: some Collection<Character>) -> Bool {
+        var fillers = 0
+        for character in name {
+            if character == "<" {
+                fillers += 1
+            } else if fillers >= 3 {
+                return false
+            } else {
+                fillers = 0
+            }
+        }
+        return true
+    }
+
     /// The letters ICAO 9303 begins a document code with: `P` a passport (TD3), `A`, `C` or `I` an identity card or
     /// other official travel document (TD1, TD2), `V` a visa (MRV-A on a passport's, MRV-B on a card's geometry).
     static func documentCodeInitials(_ geometry: MRZ.Format) -> Set<Character> {

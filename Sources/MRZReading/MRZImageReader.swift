@@ -307,6 +307,10 @@ public struct MRZImageReader: Sendable {
         if !MRZCharacterRules.documentCodeInitials(grid.format).contains(lines[0][0]) {
             return refuse("documentCode", "the first character is not one ICAO 9303 allows for this format")
         }
+        let name = MRZCharacterRules.fields(format).first { $0.name == "name" }!.positions
+        if !MRZCharacterRules.isNameLaidOut(name.map { lines[$0.line][$0.index] }) {
+            return refuse("name", "letters follow the fillers that end the name")
+        }
         switch MRZCharacterRules.repair(lines, scores: scores, format: format, parse: parse) {
         case .success(let mrz):
             let final = mrz.lines.map { Array($0) }

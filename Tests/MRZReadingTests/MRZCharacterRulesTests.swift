@@ -100,6 +100,20 @@ struct MRZCharacterRulesTests {
         #expect(Array(clear.lines[0])[30] == "K")
     }
 
+    @Test(
+        "a name is laid out as ICAO 9303 has it: fillers may follow the name, letters may not follow three fillers",
+        arguments: [
+            ("ERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", true),
+            ("ERIKSSON<<ANNA<MARIA", true),  // truncated: letters to the end
+            ("VAN<DER<BERG<<PIETER<<<<<<<<<", true),
+            ("<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", true),
+            ("MAIWEI<<RO<CHO<<<<FFFFFF<<<<<<<<<<<<<<<", false),
+            ("ERIKSSON<<ANNA<<<K<<<<<<<<<<", false)
+        ])
+    func nameLayout(name: String, laidOut: Bool) {
+        #expect(MRZCharacterRules.isNameLaidOut(name) == laidOut)
+    }
+
     @Test("a check digit no close second choice can mend is reported, naming the field")
     func unmendable() {
         // The birth date's check digit reads 3, clearly: 7408123 does not check.

@@ -25,6 +25,9 @@ MRV_B = ["V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "L8988901C4UTO7408122F1204159<<
 # The specimen with the birth date's check digit 2 printed as 3: every other character, and the composite, as issued.
 TD3_BAD_CHECK_DIGIT = [TD3[0], TD3[1].replace("7408122F", "7408123F")]
 TD3_UNKNOWN_CODE = ["T" + TD3[0][1:], TD3[1]]
+# The specimen with letters after the fillers that end its name (fillers read as letters look so): no name is laid
+# out that way, and no check digit covers the name.
+TD3_LETTERS_AFTER_NAME = ["P<UTOERIKSSON<<ANNA<MARIA<<<<FFFFFF<<<<<<<<<", TD3[1]]
 
 
 def reflection(page, r, noise_rng):
@@ -114,6 +117,10 @@ def main():
     # The TD3 specimen with a document code ICAO 9303 does not have (a passport's begins with P): refused, naming
     # the document code, however clearly printed.
     write("td3-unknown-code.png", page("TD3", 200, 1, lines=TD3_UNKNOWN_CODE), "TD3", TD3_UNKNOWN_CODE, optimize=True)
+
+    # Letters after the name's closing fillers: refused, naming the name, however clearly printed.
+    write("td3-letters-after-name.png", page("TD3", 200, 1, lines=TD3_LETTERS_AFTER_NAME), "TD3", TD3_LETTERS_AFTER_NAME,
+          optimize=True)
 
     # An MRV-B visa: a TD2-sized sticker whose second line ends in optional data, no composite check digit.
     write("mrvb-visa.png", page("TD2", 250, 10, lines=MRV_B), "MRV-B", MRV_B, optimize=True)
