@@ -92,23 +92,17 @@ struct MRZImageReaderTests {
         #expect(!error.message.contains("740812"))
     }
 
-    @Test("a document code ICAO 9303 does not have (a passport's beginning T) is refused, naming the document code")
-    func unknownDocumentCode() throws {
-        guard case .unreadable(let error) = try MRZFixtures.read("td3-unknown-code.png") else {
-            Issue.record("a passport whose document code begins with T was not reported as unreadable")
+    /// Pages printed clearly with what ICAO 9303 rules out and no check digit covers: a passport's document code
+    /// beginning with T; letters after the fillers that end a name (what fillers read as letters look like).
+    @Test(
+        "what ICAO 9303 rules out where no check digit covers it is refused, naming the field",
+        arguments: [("td3-unknown-code.png", "documentCode"), ("td3-letters-after-name.png", "name")])
+    func ruledOut(fixture: String, field: String) throws {
+        guard case .unreadable(let error) = try MRZFixtures.read(fixture) else {
+            Issue.record("\(fixture) was not reported as unreadable")
             return
         }
-        #expect(error.field == "documentCode")
-        #expect(error.failureCode == .document(.documentCaptureError))
-    }
-
-    @Test("letters after the fillers that end a name are refused, naming the name, though no check digit fails")
-    func lettersAfterName() throws {
-        guard case .unreadable(let error) = try MRZFixtures.read("td3-letters-after-name.png") else {
-            Issue.record("a name with letters after its closing fillers was not reported as unreadable")
-            return
-        }
-        #expect(error.field == "name")
+        #expect(error.field == field)
         #expect(error.failureCode == .document(.documentCaptureError))
     }
 
