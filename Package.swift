@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// scripts/fuzz builds with VERIFY_PIPELINE_FUZZ=1 (in a build folder of its own): the fuzz harnesses link libFuzzer,
+// scripts/fuzz builds with VERIFY_PIPELINE_FUZZ=1: the fuzz harnesses link libFuzzer,
 // and the code they reach is compiled with coverage and AddressSanitizer (with LeakSanitizer); the C shims also with
 // UndefinedBehaviorSanitizer, trapping (Swift has no UBSan on Linux: it traps on overflow and bounds itself).
 let fuzzing = Context.environment["VERIFY_PIPELINE_FUZZ"] == "1"
