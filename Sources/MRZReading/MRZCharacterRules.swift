@@ -341,9 +341,13 @@ enum MRZCharacterRules {
 
     /// The first field (by name) that no check digit covers — a name, a state code, the document code, the sex —
     /// whose weakest character leads by less than `nameMargin`: nothing else stands behind its letters (a wide page's
-    /// document code `PO` came back `PQ`, led by 0.03).
+    /// document code `PO` came back `PQ`, led by 0.03). A visa's optional data, the one such field of letters and digits
+    /// both, is held to `stateMargin`: every digit has a letter rival there (a hollow `7` read `Z` by 0.08 on an MRV-B
+    /// read from the page as it is, outline strokes against solid templates).
     static func uncheckedGuess(_ fields: [String: (confidence: MRZReading.Confidence, checked: Bool)]) -> String? {
-        fields.sorted { $0.key < $1.key }.first { !$0.value.checked && $0.value.confidence.margin < nameMargin }?.key
+        fields.sorted { $0.key < $1.key }.first {
+            !$0.value.checked && $0.value.confidence.margin < ($0.key == "optionalData" ? stateMargin : nameMargin)
+        }?.key
     }
 
     /// A cell of a checked field whose runner-up weighs the same modulo 10 (`MRZ.checkValue`) must lead it by this much.

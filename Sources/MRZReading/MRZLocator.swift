@@ -111,10 +111,16 @@ enum MRZLocator {
             return Placed(u: p.x * c + p.y * s, v: -p.x * s + p.y * c, size: Double(max(component.width, component.height)))
         }.sorted { $0.u < $1.u }
         let lines = chains(placed)
+        if getenv("MRZDEBUG") != nil {
+            FileHandle.standardError.write("  angle \(angle) lines=\(lines.count)\n".data(using: .utf8)!)
+            for l in lines { FileHandle.standardError.write("    line n=\(l.members.count) pitch=\(l.pitch) start=\(l.start) end=\(l.end) v=\(l.v) len=\((l.end - l.start) / l.pitch + 1)\n".data(using: .utf8)!) }
+        }
         var grids: [MRZGrid] = []
         for layout in layouts {
             for group in stacks(lines, count: layout.lines, characters: layout.characters) {
-                if let grid = fit(group, layout: layout, cos: c, sin: s) { grids.append(grid) }
+                let g = fit(group, layout: layout, cos: c, sin: s)
+                if getenv("MRZDEBUG") != nil { FileHandle.standardError.write("    stack \(layout.format) fit=\(g != nil) res=\(String(describing: g?.residual))\n".data(using: .utf8)!) }
+                if let grid = g { grids.append(grid) }
             }
         }
         return grids
@@ -190,7 +196,8 @@ enum MRZLocator {
             joined.append(members)
         }
         var lines: [Line] = []
-        for members in joined where members.count >= 15 {
+        for chained in joined where chained.count >= 15 {
+            let members = characters(chained)
             let steps = zip(members.dropFirst(), members).map { $0.u - $1.u }
             let pitch = median(steps)
             lines.append(
@@ -199,6 +206,25 @@ enum MRZLocator {
                     v: members.map(\.v).reduce(0, +) / Double(members.count)))
         }
         return lines.sorted { $0.v < $1.v }
+    }
+
+    /// A chain's members, the pieces of one character merged: a character broken in two (a hollow `4` or `M`) is two
+    /// members half a pitch apart, and counted cell by cell they would put every character after them a cell off.
+    private static func characters(_ members: [Placed]) -> [Placed] {
+        let pitch = median(zip(members.dropFirst(), members).map { $0.u - $1.u })
+        var runs: [[Placed]] = []
+        for member in members {
+            if let last = runs.last?.last, member.u - last.u < 0.6 * pitch {
+                runs[runs.count - 1].append(member)
+            } else {
+                runs.append([member])
+            }
+        }
+        return runs.map { run in
+            let count = Double(run.count)
+            return Placed(
+                u: run.map(\.u).reduce(0, +) / count, v: run.map(\.v).reduce(0, +) / count, size: run.map(\.size).max()!)
+        }
     }
 
     /// Runs of `count` lines stacked one under the other, each about `characters` pitches long, left-aligned.
@@ -221,7 +247,7 @@ enum MRZLocator {
                     let pitch = (last.pitch + line.pitch) / 2
                     let gap = line.v - last.v
                     guard gap > 1.0 * pitch, gap < 3.2 * pitch, abs(line.pitch / last.pitch - 1) < 0.15,
-                        abs(line.start - last.start) < 1.5 * pitch
+                        abs(line.start - last.start) < 1.5 * pitch || abs(line.end - last.end) < 1.5 * pitch
                     else { continue }
                 }
                 extend(group + [line], from: next + 1)

@@ -281,6 +281,21 @@ struct MRZCharacterRulesTests {
         #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .td3)) == nil)
     }
 
+    @Test("a visa's optional data, letters and digits with no check digit, needs the state margin's lead, a name only the name margin's")
+    func visaOptionalData() {
+        // An MRV-B whose optional data reads 7Z34: the Z 0.08 ahead of the 7 printed there (a hollow 7 read Z).
+        let printed = ["V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "L8988901C4UTO7408122F1204159L9NZ34<<"]
+        let lines = printed.map { Array($0) }
+        var scores = printed.map { $0.map { Self.cell($0) } }
+        scores[1][31] = Self.cell("Z", "7", gap: 0.08)
+        #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .mrvB)) == "optionalData")
+        scores[1][31] = Self.cell("Z", "7", gap: MRZCharacterRules.stateMargin + 0.01)
+        #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .mrvB)) == nil)
+        // The same 0.08 lead in the name (letters only, I against T) is no guess.
+        scores[0][7] = Self.cell("I", "T", gap: 0.08)
+        #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .mrvB)) == nil)
+    }
+
     @Test("a character whose runner-up weighs the same in the check digit (C and M) needs a clear lead of its own")
     func checkInvisibleSwap() {
         // L898902C3: the C (12) and an M (22) give the same check digit; read 0.03 apart, the check cannot choose.

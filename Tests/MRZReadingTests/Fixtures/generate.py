@@ -131,6 +131,14 @@ def main():
     mrz_pages.page_cut = cut_of
     write("td3-hollow-g.jpg", image, "TD3", entry["lines"], **options)
 
+    # A TD1 clean scan at 150 dpi in the hollow cut (tuning seed 104, its second such page): the hollow `4` that
+    # begins the second line falls apart, so that line is found two characters short, and the band was found only
+    # upside down (its lines end together) and refused. Stacked by the ends they share, it reads as printed.
+    mrz_pages.page_cut = lambda *_: "OCRBF"
+    image, entry, _, options = mrz_pages.make("scan-150dpi", 1, 104, 40)
+    mrz_pages.page_cut = cut_of
+    write("td1-hollow-short-line.jpg", image, "TD1", entry["lines"], **options)
+
     # An MRV-B visa: a TD2-sized sticker whose second line ends in optional data, no composite check digit.
     write("mrvb-visa.png", page("TD2", 250, 10, lines=MRV_B), "MRV-B", MRV_B, optimize=True)
 
