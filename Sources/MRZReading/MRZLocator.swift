@@ -31,7 +31,7 @@ struct MRZGrid {
 
 /// Finds MRZ bands among a page's ink components in any position, tilt or rotation: the text direction is the
 /// commonest direction between neighbouring characters; characters are chained along it into lines; two or three
-/// stacked, left-aligned, evenly pitched lines of 30, 36 or 44 characters are an MRZ. Both readings of the direction
+/// stacked, aligned, evenly pitched lines of 30, 36 or 44 characters are an MRZ. Both readings of the direction
 /// (the page as it is, and upside down) are returned: the recogniser tells them apart.
 enum MRZLocator {
     static let layouts: [(format: MRZ.Format, lines: Int, characters: Int)] = [(.td3, 2, 44), (.td2, 2, 36), (.td1, 3, 30)]
@@ -111,16 +111,10 @@ enum MRZLocator {
             return Placed(u: p.x * c + p.y * s, v: -p.x * s + p.y * c, size: Double(max(component.width, component.height)))
         }.sorted { $0.u < $1.u }
         let lines = chains(placed)
-        if getenv("MRZDEBUG") != nil {
-            FileHandle.standardError.write("  angle \(angle) lines=\(lines.count)\n".data(using: .utf8)!)
-            for l in lines { FileHandle.standardError.write("    line n=\(l.members.count) pitch=\(l.pitch) start=\(l.start) end=\(l.end) v=\(l.v) len=\((l.end - l.start) / l.pitch + 1)\n".data(using: .utf8)!) }
-        }
         var grids: [MRZGrid] = []
         for layout in layouts {
             for group in stacks(lines, count: layout.lines, characters: layout.characters) {
-                let g = fit(group, layout: layout, cos: c, sin: s)
-                if getenv("MRZDEBUG") != nil { FileHandle.standardError.write("    stack \(layout.format) fit=\(g != nil) res=\(String(describing: g?.residual))\n".data(using: .utf8)!) }
-                if let grid = g { grids.append(grid) }
+                if let grid = fit(group, layout: layout, cos: c, sin: s) { grids.append(grid) }
             }
         }
         return grids
@@ -227,7 +221,10 @@ enum MRZLocator {
         }
     }
 
-    /// Runs of `count` lines stacked one under the other, each about `characters` pitches long, left-aligned.
+    /// Runs of `count` lines stacked one under the other, each about `characters` pitches long, beginning or ending
+    /// together: a line found a character or two short (a hollow first character fallen apart) still ends with the
+    /// others, and `fit` puts its characters in their columns. Stacked by its beginning only, such a band was found
+    /// upside down alone and refused.
     private static func stacks(_ lines: [Line], count: Int, characters: Int) -> [[Line]] {
         func fits(_ line: Line) -> Bool {
             let length = (line.end - line.start) / line.pitch + 1
