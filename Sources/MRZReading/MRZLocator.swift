@@ -160,7 +160,7 @@ enum MRZLocator {
             if members.count >= 3 { fragments.append(members) }
         }
         // A line broken where one link failed (a filler much smaller than the letter before it, a blot) is joined
-        // again: fragments in line with each other, on the same pitch, a few pitches apart.
+        // again: fragments in line with each other, on the same pitch, a few pitches apart or overlapping by a character.
         fragments.sort { $0.first!.u < $1.first!.u }
         var joined: [[Placed]] = []
         var used = [Bool](repeating: false, count: fragments.count)
@@ -171,17 +171,21 @@ enum MRZLocator {
             while extended {
                 extended = false
                 let pitch = median(zip(members.dropFirst(), members).map { $0.u - $1.u })
-                let tail = members.suffix(6)
-                let slope = tail.count > 1 ? (tail.last!.v - tail.first!.v) / max(1, tail.last!.u - tail.first!.u) : 0
+                // Where each side runs, from a line through its last (first) six members: a single member may be a
+                // piece of a character (the top loop of a hollow `8`), off the line by half its height.
+                let tail = course(members.suffix(6))
                 for other in fragments.indices where !used[other] {
                     let head = fragments[other].first!, end = members.last!
                     let gap = head.u - end.u
-                    guard gap > 0.5 * pitch, gap < 4.5 * pitch,
-                        abs(head.v - (end.v + slope * gap)) < 0.45 * pitch
+                    let middle = (head.u + end.u) / 2
+                    guard gap > -1.5 * pitch, gap < 4.5 * pitch,
+                        abs(course(fragments[other].prefix(6))(middle) - tail(middle)) < 0.45 * pitch
                     else { continue }
                     let otherPitch = median(zip(fragments[other].dropFirst(), fragments[other]).map { $0.u - $1.u })
                     guard abs(otherPitch / pitch - 1) < 0.25 else { continue }
-                    members += fragments[other]
+                    // Fragments that overlap share a character or two in pieces (a hollow character's top in one,
+                    // its foot in the other): in order along the line, `characters` merges them.
+                    members = (members + fragments[other]).sorted { $0.u < $1.u }
                     used[other] = true
                     extended = true
                     break
@@ -200,6 +204,14 @@ enum MRZLocator {
                     v: members.map(\.v).reduce(0, +) / Double(members.count)))
         }
         return lines.sorted { $0.v < $1.v }
+    }
+
+    /// The least-squares line through `members` (across the text direction, as a function of the position along it);
+    /// their mean where there are too few to fit one.
+    private static func course(_ members: ArraySlice<Placed>) -> (Double) -> Double {
+        if let line = Polynomial.fit(x: members.map(\.u), y: members.map(\.v), degree: 1) { return line.value(at:) }
+        let mean = members.map(\.v).reduce(0, +) / Double(max(1, members.count))
+        return { _ in mean }
     }
 
     /// A chain's members, the pieces of one character merged: a character broken in two (a hollow `4` or `M`) is two

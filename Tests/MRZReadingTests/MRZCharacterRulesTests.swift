@@ -169,6 +169,19 @@ struct MRZCharacterRulesTests {
             } == nil)
     }
 
+    @Test("G and Q weigh the same in a check digit: a document number's G read a close call from Q is a guess")
+    func sameCheckWeight() throws {
+        // L8989G2C3: its G (16) and a Q (26) give the same check digit, so the check cannot tell them apart.
+        let printed = [Self.specimen[0], "L8989G2C32UTO7408122F1204159ZE184226B<<<<<18"]
+        var scores = printed.map { $0.map { Self.cell($0) } }
+        scores[1][5] = Self.cell("G", "Q", gap: 0.01)
+        let mrz = try MRZ(parsing: printed.joined(separator: "\n"))
+        let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n")) }
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) == Self.at(1, 5))
+        scores[1][5] = Self.cell("G", "Q", gap: 0.3)
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) == nil)
+    }
+
     @Test("a name's O read a close call from Q is a guess, unless the glyph's own tail region settles it; only that pair is asked")
     func settledCloseCall() throws {
         // ANNA's second A (line 1, position 17) replaced by an O read 0.01 ahead of Q: no check digit covers a name.
