@@ -78,7 +78,7 @@ struct DocumentGlyphs {
             for own in mine { between = max(between, GlyphClassifier.similarity(views(at: own), aligned)) }
         }
         let apart = 1 - between
-        guard apart > 0.01 else { return nil }
+        guard apart > max(0.01, MRZCharacterRules.documentApart * GlyphClassifier.separation(chosen, other)) else { return nil }
         return (toMine - toTheirs) / apart
     }
 

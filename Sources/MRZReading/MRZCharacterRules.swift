@@ -130,6 +130,10 @@ enum MRZCharacterRules {
     /// so the look-alikes that would undo it are looked for within the whole close call (`V0445209996` read
     /// `VO44SZO9996`: both 0s read O by 0.07, the 5 and the 2 mended to S and Z).
     static let mendedCloseCall: Float = 2
+    /// In a field whose check digit a mend satisfied, how close a runner-up that is no look-alike of the character read
+    /// must come for the swap to it to be tried with the others: a curled line's `KRUMA7BY` came back `XRUMA78Y`, its
+    /// `K` read `X` by 0.04 and its `B` mended to `8`, two changes that cancel at weights 7 and 7.
+    static let mendedRival: Float = 0.05
     /// The share of `closeCall` within which a look-alike makes a name's letter a guess.
     static let nameCloseCall: Float = 0.75
     /// How clearly the samples where only one of two look-alikes has ink must show the one read
@@ -141,6 +145,11 @@ enum MRZCharacterRules {
     /// much closer to the look-alike's, and the reading is a guess. Chosen on the benchmark's seeds 1-4 (1,373 close
     /// calls with both characters elsewhere in the document): no cell read wrong came within 0.15 of it.
     static let documentEvidence: Float = 0.8
+    /// The document's own cells of two look-alikes settle nothing where they differ by less than this share of what
+    /// separates the templates: its noise is then as large as their difference (a zero-filled number's `0` read `O`
+    /// came out 1.22 towards the name's `O`s, where the print's `0` and `O` differed by 0.024 against the templates'
+    /// 0.109, and cancelled in the check digit with a `0` mended to `O`).
+    static let documentApart: Float = 0.5
     /// Beyond a close call, as far as a mended field's (`mendedCloseCall`), a look-alike cell whose document evidence
     /// (`documentEvidence`'s measure) leans to the look-alike by this much is a guess. Seed 9's `F8I0K180I` came back
     /// `F8IOK18OI`: both 0s read O by 0.64 and 0.76 of the templates' separation, past the pair bound, cancelling in the
@@ -496,6 +505,16 @@ enum MRZCharacterRules {
                         guard ICAOStates.codes.contains(String(code)) else { continue }
                     }
                     close.append((position, other, gap))
+                }
+                // A mend may also make up for a cell read as a character that is no look-alike of the one printed: its
+                // runner-up, if close, is a swap to try too.
+                if wasMended, field.checked, slot == .alphanumeric, !mended.contains(position),
+                    let rival = GlyphClassifier.characters.filter({
+                        $0 != chosen && !(lookAlikes[chosen]?.contains($0) ?? false) && slot.allows($0)
+                    }).max(by: { cell[index[$0]!] < cell[index[$1]!] }),
+                    cell[index[chosen]!] - cell[index[rival]!] < mendedRival
+                {
+                    close.append((position, rival, cell[index[chosen]!] - cell[index[rival]!]))
                 }
             }
             // Where no check digit covers the field (a name, a state code, a visa's optional data), a close

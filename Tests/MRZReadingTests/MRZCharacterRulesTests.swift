@@ -182,6 +182,23 @@ struct MRZCharacterRulesTests {
         #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) == nil)
     }
 
+    @Test("a mend that makes up for a cell read as no look-alike of the printed character (K read X) is refused, not returned")
+    func mendMakesUpForMisread() throws {
+        // A curled line (bent probe of bench seed 5): KRUMA7BY came back XRUMA78Y, the K read X by 0.04 and the B,
+        // read best, mended to 8. K -> X and B -> 8 cancel in the check digit (weights 7 and 7), so both check.
+        let printed = [Self.specimen[0], "KRUMA7BY<1UTO7408122F1204159ZE184226B<<<<<10"]
+        let read = [Self.specimen[0], "XRUMA78Y<1UTO7408122F1204159ZE184226B<<<<<10"]
+        var scores = printed.map { $0.map { Self.cell($0) } }
+        scores[1][0] = Self.cell("X", "K", gap: 0.04)
+        scores[1][6] = Self.cell("B", "8", gap: 0.05)
+        let mrz = try MRZ(parsing: read.joined(separator: "\n"))
+        let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n")) }
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: [Self.at(1, 6)], parse: parse) == Self.at(1, 0))
+        // The X read clearly, the mend stands: nothing else in the number could have been read otherwise.
+        scores[1][0] = Self.cell("X", "K", gap: MRZCharacterRules.mendedRival + 0.01)
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: [Self.at(1, 6)], parse: parse) == nil)
+    }
+
     @Test("a name's O read a close call from Q is a guess, unless the glyph's own tail region settles it; only that pair is asked")
     func settledCloseCall() throws {
         // ANNA's second A (line 1, position 17) replaced by an O read 0.01 ahead of Q: no check digit covers a name.

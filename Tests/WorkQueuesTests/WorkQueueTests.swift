@@ -92,8 +92,10 @@ struct WaitForWorkTests {
         try await withFreshQueue { queue in
             let batch = try await queue.createBatch(.stream)
             try await queue.enqueue([NewWorkItem(job: "held", group: nil)], batch: batch)
-            _ = try await queue.claim(owner: "a", limit: 1, lease: .seconds(2))
+            // The clock starts before the claim: the lease runs out 2 s after the claim, at the earliest 2 s after
+            // this, however long a busy machine takes to come back from the claim.
             let clock = ContinuousClock(), start = clock.now
+            _ = try await queue.claim(owner: "a", limit: 1, lease: .seconds(2))
             try await queue.waitForWork()
             let waited = clock.now - start
             #expect(waited > .milliseconds(1500) && waited < .seconds(120), "\(waited)")

@@ -148,6 +148,14 @@ def main():
         write(name, image, entry["format"], entry["lines"], **options)
     mrz_pages.page_cut = cut_of
 
+    # A zero-filled TD1 number in a cut whose `0` and `O` differ by a fifth of what the templates' do (probe seed 301,
+    # the 37th zero-number page of 40): one 0 read `O` was settled as `O` by the document's own cells, another mended
+    # to `O`, and the two cancelled in the check digit (`0000O0O00`). Refused, naming the document number.
+    # The MRZ band alone, not quantised: 64 colours move its cells enough that the old reader refused it too.
+    image, entry, _, _ = mrz_pages.make("zero-number", 36, 301, 40)
+    image.crop((0, 370, image.width, image.height)).save(os.path.join(HERE, "td1-zero-o-cancel.png"), optimize=True)
+    manifest["td1-zero-o-cancel.png"] = {"format": entry["format"], "lines": entry["lines"]}
+
     # An MRV-B visa: a TD2-sized sticker whose second line ends in optional data, no composite check digit.
     write("mrvb-visa.png", page("TD2", 250, 10, lines=MRV_B), "MRV-B", MRV_B, optimize=True)
 
