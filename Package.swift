@@ -194,7 +194,8 @@ let package = Package(
         ),
         .testTarget(name: "ImageDecodingTests", dependencies: ["ImageDecoding"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BarcodeScanningTests", dependencies: ["BarcodeScanning"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "MRZReadingTests", dependencies: ["MRZReading", "ImageDecoding", "VerifyModel"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "MRZReadingTests", dependencies: ["MRZReading", "ImageDecoding", "VerifyModel", "BlockingWaits"], resources: [.copy("Fixtures")]),
         .testTarget(name: "VerifyModelTests", dependencies: ["VerifyModel", "SeededRandom", "AAMVAFixtures"]),
         // Licence payloads of every AAMVA version and issuer variant, with their expected fields.
         .target(name: "AAMVAFixtures", dependencies: ["VerifyModel"], path: "Tests/Helpers/AAMVAFixtures"),

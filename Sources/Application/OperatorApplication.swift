@@ -6,8 +6,10 @@ import TransactionStore
 import WorkQueues
 
 /// `serve` assembled: the operator's view of the store (dashboard, JSON API, metrics, health checks) as one service
-/// group — the store's PostgreSQL connection pool first, so that it is shut down last, then the server over the store,
-/// opened read-only — until SIGINT or SIGTERM.
+/// group — the store's PostgreSQL connection pool first, so that it is shut down last, then the server over the store
+/// — until SIGINT or SIGTERM. Without a token the store is opened as by every command that only reads (its schema
+/// must be up to date, nothing is written); with one, the browser sessions are kept in it, so it is opened as by a
+/// command that writes (an earlier version's schema is brought up to date).
 package struct OperatorApplication: Sendable {
     package var store: StoreLocation
     package var encryption: StoreEncryption
@@ -37,7 +39,7 @@ package struct OperatorApplication: Sendable {
         let connection = try await StoreConnection.reaching(store, logger: logger)
         let view = ServiceOverStore { [self] in
             let (store, _) = try await connection.open(
-                create: false, readOnly: true, encryption: encryption, logger: logger, neighbours: WorkItems.neighbours)
+                create: false, readOnly: token == nil, encryption: encryption, logger: logger, neighbours: WorkItems.neighbours)
             let server = try OperatorServer.make(.all, store: store, bind: bind, token: token, logger: logger, limits: limits, running: announce)
             do {
                 try await server.run()

@@ -104,17 +104,16 @@ package struct PipelineApplication: Sendable {
                     guard let database else { throw StoreError.cannotOpen(StoreLocation.workQueueRequirement) }
                     let queue = try await database.workQueue(sealing: store.sealing, create: true)
                     let input = QueueInput(queue: queue, owner: owner, lease: lease, exitWhenEmpty: exitWhenEmpty)
-                    let retention: [any Service] =
-                        configuration.retention.mode == .none
-                        ? []
-                        : [
-                            RetentionService(
-                                retention: configuration.retention, interval: configuration.retentionInterval, store: store, logger: logger,
-                                notices: notices)
-                        ]
+                    let retention: [any Service] = [
+                        RetentionService(
+                            retention: configuration.retention, reviewInputsMaxAge: configuration.review.inputsMaxAge,
+                            interval: configuration.retentionInterval, store: store, logger: logger, notices: notices)
+                    ]
                     summary = try await serve(runner, input: .queue(input), emit: emit, alongside: try metricsServer(store) + retention)
                 }
-                await Self.applyRetention(configuration.retention, to: store, logger: logger, notices: notices)
+                await Self.applyRetention(
+                    configuration.retention, reviewInputsMaxAge: configuration.review.inputsMaxAge, to: store, logger: logger,
+                    notices: notices)
                 return summary
             }
             // The run's own group cancels the drain at the end of the grace; this bound is for the pool's close.
@@ -182,10 +181,14 @@ package struct PipelineApplication: Sendable {
 
     /// Applies the pipeline's retention policy (at the end of a run, and periodically in a worker); a failure is
     /// reported, and the data stays for the next time.
-    static func applyRetention(_ retention: Retention, to store: TransactionStore, logger: Logger, notices: (String) -> Void) async {
-        guard retention.mode != .none else { return }
+    static func applyRetention(
+        _ retention: Retention, reviewInputsMaxAge: TimeInterval, to store: TransactionStore, logger: Logger, notices: (String) -> Void
+    ) async {
         do {
-            let outcome = try await store.purge(retention, at: Date(), dryRun: false)
+            let outcome = try await store.purge(retention, reviewInputsMaxAge: reviewInputsMaxAge, at: Date(), dryRun: false)
+            if outcome.reviewInputs > 0 {
+                logger.notice("failed documents' inputs removed by their age", metadata: ["documents": "\(outcome.reviewInputs)"])
+            }
             guard !outcome.transactions.isEmpty else { return }
             logger.notice(
                 "identity data purged",
@@ -194,7 +197,8 @@ package struct PipelineApplication: Sendable {
                     "documents": "\(outcome.documents)"
                 ])
             notices(
-                "purged the identity data of \(outcome.transactions.count) transactions (\(outcome.documents) documents) under \(retention.label)")
+                "purged the identity data of \(outcome.transactions.count) transaction\(outcome.transactions.count == 1 ? "" : "s") "
+                    + "(\(outcome.documents) document\(outcome.documents == 1 ? "" : "s")) under \(retention.label)")
         } catch {
             notices("the retention policy could not be applied: \(error.message)")
         }

@@ -9,6 +9,8 @@ import TransactionStore
 /// Applies the retention policy every `interval` while a worker runs, until it shuts down.
 struct RetentionService: Service {
     let retention: Retention
+    /// Failed documents' inputs kept for review go after this, whatever the retention mode.
+    let reviewInputsMaxAge: TimeInterval
     let interval: TimeInterval
     let store: TransactionStore
     let logger: Logger
@@ -18,7 +20,8 @@ struct RetentionService: Service {
         try await cancelWhenGracefulShutdown {
             while true {
                 try await Task.sleep(for: .milliseconds(Int64(interval * 1000)))
-                await PipelineApplication.applyRetention(retention, to: store, logger: logger, notices: notices)
+                await PipelineApplication.applyRetention(
+                    retention, reviewInputsMaxAge: reviewInputsMaxAge, to: store, logger: logger, notices: notices)
             }
         }
     }

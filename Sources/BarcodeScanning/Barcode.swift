@@ -28,6 +28,9 @@ package struct Barcode: Codable, Hashable, Sendable {
     /// For an MRZ read from an image: how surely each field was read, what was mended, which state codes are
     /// not listed; so that a caller can route the document to review.
     package var mrz: MRZReport?
+    /// For a PDF417 holding licence data read only after repairing it: the repairs' codes (`headerRecovered`,
+    /// `separatorsRestored`), so that a caller can route the licence to review.
+    package var aamvaRepairs: [AAMVARepair]?
 
     package init(format: BarcodeFormat, text: String) {
         self.format = format
@@ -47,14 +50,19 @@ package struct Barcode: Codable, Hashable, Sendable {
 }
 
 /// What `scan --json` says of an MRZ reading besides its text (contract §4): per field, the weakest character's
-/// template score and lead over the runner-up; the look-alikes changed to satisfy check digits; unknown state codes.
+/// template score and lead over the runner-up; the look-alikes changed to satisfy check digits; unknown state codes;
+/// the pass of the reading ladder that read it.
 package struct MRZReport: Codable, Hashable, Sendable {
     package var format: String
     package var confidence: [String: MRZ.FieldConfidence]
     package var repairs: [String]
     package var unknownStates: [String]
+    package var pass: String?
 
-    package init(format: MRZ.Format, confidence: [String: MRZ.FieldConfidence], repairs: [String], unknownStates: [String]) {
+    package init(
+        format: MRZ.Format, confidence: [String: MRZ.FieldConfidence], repairs: [String], unknownStates: [String], pass: String? = nil
+    ) {
+        self.pass = pass
         self.format = format.rawValue
         self.confidence = confidence.mapValues {
             // Two decimals: enough to route on, and the same bytes on every machine.

@@ -4,7 +4,8 @@ import Glibc
 /// are taken as they are; otherwise Shift-JIS, GB2312 and ISO-8859-1 (the QR default) are told apart the way ZXing's
 /// `guessEncoding` does, with GB2312 added: a byte sequence that pairs up as GB2312 and reads in Shift-JIS as more
 /// half-width katakana than double-byte characters, none of them voiced, is Chinese, not Japanese. Shift-JIS's
-/// single bytes follow JIS X 0201 (0x5C is `¥`, 0x7E `‾`), as zxing-cpp's do.
+/// single bytes 0x5C and 0x7E are ASCII's `\` and `~`, and its double-byte reverse solidus (0x815F) is `\`, as
+/// zxing-cpp gives them (iconv follows JIS X 0201: `¥`, `‾` and `＼`): a MEBKM bookmark's `URL:http\://` keeps its escape.
 enum PayloadText {
     enum Charset: String {
         case utf8 = "UTF-8"
@@ -17,6 +18,7 @@ enum PayloadText {
         let bytes = Array(bytes)
         let charset = guess(bytes)
         if charset == .utf8, let text = String(validating: bytes, as: UTF8.self) { return text }
+        if charset == .shiftJIS, let text = convert(bytes, from: charset) { return asciiBackslashAndTilde(text) }
         if charset != .latin1, let text = convert(bytes, from: charset) { return text }
         return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
@@ -73,6 +75,20 @@ enum PayloadText {
         if canBeLatin1 { return .latin1 }
         if canBeShiftJIS { return .shiftJIS }
         return .latin1
+    }
+
+    /// Shift-JIS text as iconv gives it, with the characters it maps from 0x5C, 0x7E and 0x815F (and from nothing else)
+    /// made `\`, `~` and `\`.
+    static func asciiBackslashAndTilde(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    switch scalar {
+                    case "\u{A5}", "\u{FF3C}": "\\"
+                    case "\u{203E}": "~"
+                    default: scalar
+                    }
+                }))
     }
 
     /// Whether half-width kana `kana` takes the voiced mark ﾞ (ｳ, ｶ-ﾄ, ﾊ-ﾎ) or, `semi`, the semi-voiced ﾟ (ﾊ-ﾎ).

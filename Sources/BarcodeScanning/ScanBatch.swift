@@ -30,16 +30,21 @@ package struct ScanResult: Sendable {
 }
 
 /// A code on the image that could not be read with confidence: its format, the field at fault and why (never a
-/// value read).
+/// value read): for an MRZ, the code of the rule that refused it (`reason`, CLI.md) and the pass of the reading ladder
+/// whose refusal it is.
 package struct UnreadableCode: Sendable, Encodable, Equatable {
     package var format: BarcodeFormat
     package var field: String
     package var message: String
+    package var reason: String?
+    package var pass: String?
 
-    package init(format: BarcodeFormat, field: String, message: String) {
+    package init(format: BarcodeFormat, field: String, message: String, reason: String? = nil, pass: String? = nil) {
         self.format = format
         self.field = field
         self.message = message
+        self.reason = reason
+        self.pass = pass
     }
 }
 
@@ -66,8 +71,8 @@ package struct ScanBatch: Sendable {
         self.alsoRead = alsoRead
     }
 
-    /// Returns how many images failed.
-    package func run(_ sources: [String], emit: (ScanResult) -> Void) async -> Int {
+    /// Returns how many images failed: an entry whose name is not UTF-8 is one.
+    package func run(_ sources: [ImageFile.Listed], emit: (ScanResult) -> Void) async -> Int {
         let (results, sink) = AsyncStream.makeStream(of: (index: Int, result: ScanResult).self)
         async let scanned: Void = scanAll(sources, into: sink)
         var ready: [Int: ScanResult] = [:]
@@ -85,7 +90,7 @@ package struct ScanBatch: Sendable {
     }
 
     /// Each worker owns a scanner for its whole life and takes the next image from a shared counter.
-    private func scanAll(_ sources: [String], into sink: AsyncStream<(index: Int, result: ScanResult)>.Continuation) async {
+    private func scanAll(_ sources: [ImageFile.Listed], into sink: AsyncStream<(index: Int, result: ScanResult)>.Continuation) async {
         let counter = IndexCounter(count: sources.count), configuration = configuration, alsoRead = alsoRead
         await withTaskGroup(of: Void.self) { workers in
             for _ in 0..<min(jobs, max(sources.count, 1)) {
@@ -100,7 +105,15 @@ package struct ScanBatch: Sendable {
         sink.finish()
     }
 
-    static func scan(_ path: String, with scanner: BarcodeScanner, alsoRead: Reader?) -> ScanResult {
+    static func scan(_ source: ImageFile.Listed, with scanner: BarcodeScanner, alsoRead: Reader?) -> ScanResult {
+        let path: String
+        switch source {
+        case .file(let file):
+            path = file
+        case .undecodable(let shown, let isFolder):
+            let what = isFolder ? "the folder's name is not UTF-8, so its images cannot be read" : "the name is not UTF-8, so the file cannot be read"
+            return ScanResult(source: shown, outcome: .failure(ScanFailure(message: "\(what): rename it")))
+        }
         let bytes: [UInt8]
         do {
             // The operator named these paths: symlinks among them are followed, to what they name.

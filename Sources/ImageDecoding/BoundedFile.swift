@@ -50,7 +50,8 @@ public enum BoundedFile {
         while true {
             if count == bytes.count {
                 guard count <= limit else { throw ReadError(reason: .tooLarge(limit: limit)) }
-                bytes.append(contentsOf: repeatElement(0, count: min(max(count, 4096), limit + 1 - count)))
+                // count is at most limit here, and at least 1: limit - count + 1 cannot overflow, even for Int.max.
+                bytes.append(contentsOf: repeatElement(0, count: min(max(count, 4096), limit - count + 1)))
             }
             let read = bytes.withUnsafeMutableBytes { buffer in
                 Glibc.read(descriptor, buffer.baseAddress! + count, buffer.count - count)

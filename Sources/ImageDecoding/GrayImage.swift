@@ -1,5 +1,12 @@
 import CImageCodecs
 
+/// A size or an argument an image operation cannot take (a negative size, pixels that do not fill it, a share outside
+/// 0...1): the caller's value, refused.
+public struct GrayImageError: Error, Equatable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
 /// An 8-bit grayscale image, rows packed (stride == width).
 public struct GrayImage: Sendable {
     public let width: Int
@@ -9,13 +16,22 @@ public struct GrayImage: Sendable {
     public let sourceHeight: Int
     public let pixels: [UInt8]
 
-    public init(width: Int, height: Int, pixels: [UInt8], sourceWidth: Int? = nil, sourceHeight: Int? = nil) {
-        precondition(pixels.count == width * height, "pixel count must be width × height")
+    /// Refused unless the width and height are at least 0 and `pixels` holds exactly width × height.
+    public init(width: Int, height: Int, pixels: [UInt8], sourceWidth: Int? = nil, sourceHeight: Int? = nil) throws(GrayImageError) {
+        let (count, overflow) = width.multipliedReportingOverflow(by: height)
+        guard width >= 0, height >= 0, !overflow, count == pixels.count else {
+            throw GrayImageError(message: "\(pixels.count) pixels do not make an image of \(width) × \(height)")
+        }
+        self.init(width: width, height: height, packed: pixels, sourceWidth: sourceWidth ?? width, sourceHeight: sourceHeight ?? height)
+    }
+
+    /// An image whose size comes from a valid one's (a decode, a crop, a filter): `pixels` holds width × height.
+    package init(width: Int, height: Int, packed pixels: [UInt8], sourceWidth: Int, sourceHeight: Int) {
         self.width = width
         self.height = height
         self.pixels = pixels
-        self.sourceWidth = sourceWidth ?? width
-        self.sourceHeight = sourceHeight ?? height
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
     }
 
     /// Whether this is a reduced-size decode of a larger picture.
@@ -24,7 +40,7 @@ public struct GrayImage: Sendable {
     /// The photographic negative: light codes on dark backgrounds become readable.
     public func inverted() -> GrayImage {
         GrayImage(
-            width: width, height: height, pixels: pixels.map { 255 &- $0 },
+            width: width, height: height, packed: pixels.map { 255 &- $0 },
             sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
@@ -35,7 +51,7 @@ public struct GrayImage: Sendable {
         var region = [UInt8]()
         region.reserveCapacity((right - left) * (bottom - top))
         for row in top..<bottom { region.append(contentsOf: pixels[row * width + left..<row * width + right]) }
-        return GrayImage(width: right - left, height: bottom - top, pixels: region)
+        return GrayImage(width: right - left, height: bottom - top, packed: region, sourceWidth: right - left, sourceHeight: bottom - top)
     }
 
     /// Half the width and height, each pixel the mean of a 2×2 block.
@@ -49,13 +65,16 @@ public struct GrayImage: Sendable {
                 out[y * w + x] = UInt8((a + b + 2) / 4)
             }
         }
-        return GrayImage(width: w, height: h, pixels: out, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        return GrayImage(width: w, height: h, packed: out, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
     /// The greys stretched so that the darkest `darkShare` of the pixels are black and the lightest `lightShare` white
     /// (a linear map between those two levels, clipped): faded print on light paper gets a full contrast. Unchanged
-    /// when the two levels are not at least 8 apart.
-    public func contrastStretched(darkShare: Double = 0.005, lightShare: Double = 0.1) -> GrayImage {
+    /// when the two levels are not at least 8 apart. A share outside 0...1 is refused.
+    public func contrastStretched(darkShare: Double = 0.005, lightShare: Double = 0.1) throws(GrayImageError) -> GrayImage {
+        guard (0...1).contains(darkShare), (0...1).contains(lightShare) else {
+            throw GrayImageError(message: "the dark and light shares of a contrast stretch must be from 0 to 1")
+        }
         guard !pixels.isEmpty else { return self }
         var histogram = [Int](repeating: 0, count: 256)
         for pixel in pixels { histogram[Int(pixel)] += 1 }
@@ -71,19 +90,26 @@ public struct GrayImage: Sendable {
         let black = level(atShare: darkShare), white = level(atShare: 1 - lightShare)
         guard white - black >= 8 else { return self }
         let map = (0..<256).map { grey in UInt8(min(255, max(0, (grey - black) * 255 / (white - black)))) }
-        return GrayImage(width: width, height: height, pixels: pixels.map { map[Int($0)] }, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        return GrayImage(width: width, height: height, packed: pixels.map { map[Int($0)] }, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
-    /// Each pixel the mean of the (2 × radius + 1)² block around it (a box blur; the edges repeat).
-    public func boxBlurred(radius: Int) -> GrayImage {
+    /// Each pixel the mean of the (2 × radius + 1)² block around it (a box blur; the edges repeat). A radius below 0
+    /// or beyond the image's larger side is refused.
+    public func boxBlurred(radius: Int) throws(GrayImageError) -> GrayImage {
+        guard radius >= 0, radius <= max(width, height) else {
+            throw GrayImageError(message: "a blur radius must be from 0 to the image's larger side, \(max(width, height)) pixels")
+        }
         guard radius > 0, width > 0, height > 0 else { return self }
         let span = 2 * radius + 1
         func pass(_ source: [UInt8], count: Int, lines: Int, step: Int, stride: Int) -> [UInt8] {
             var out = [UInt8](repeating: 0, count: source.count)
             for line in 0..<lines {
                 let base = line * stride
-                var sum = 0
-                for k in -radius...radius { sum += Int(source[base + min(max(k, 0), count - 1) * step]) }
+                // The first window, -radius...radius with the edges repeated: the first pixel radius + 1 times, the
+                // ones after it, and the last pixel once for each place the window reaches past the end.
+                let last = base + (count - 1) * step
+                var sum = (radius + 1) * Int(source[base]) + max(0, radius - (count - 1)) * Int(source[last])
+                for k in Swift.stride(from: 1, through: min(radius, count - 1), by: 1) { sum += Int(source[base + k * step]) }
                 for i in 0..<count {
                     out[base + i * step] = UInt8((sum + span / 2) / span)
                     sum += Int(source[base + min(i + radius + 1, count - 1) * step]) - Int(source[base + max(i - radius, 0) * step])
@@ -93,17 +119,18 @@ public struct GrayImage: Sendable {
         }
         let rows = pass(pixels, count: width, lines: height, step: 1, stride: width)
         let both = pass(rows, count: height, lines: width, step: width, stride: 1)
-        return GrayImage(width: width, height: height, pixels: both, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        return GrayImage(width: width, height: height, packed: both, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
     /// Dark strokes closed over gaps up to 2 × `radius` pixels wide: each pixel the darkest of the square of side
     /// 2 × radius + 1 around it, then the lightest of that (a greyscale closing of the ink; the edges repeat).
-    /// Hollow or broken strokes (an outline print, dotted print) come out solid; ink keeps its outer shape.
+    /// Hollow or broken strokes (an outline print, dotted print) come out solid; ink keeps its outer shape. A radius
+    /// of 0 or less changes nothing; one beyond the image takes the whole image.
     public func closedInk(radius: Int) -> GrayImage {
         guard radius > 0, width > 0, height > 0 else { return self }
         let inked = Self.extreme(pixels, width: width, height: height, radius: radius, darkest: true)
         let closed = Self.extreme(inked, width: width, height: height, radius: radius, darkest: false)
-        return GrayImage(width: width, height: height, pixels: closed, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        return GrayImage(width: width, height: height, packed: closed, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 
     /// Each pixel the darkest (or the lightest) of the square of side 2 × radius + 1 around it, the edges repeated:

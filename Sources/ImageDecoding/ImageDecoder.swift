@@ -37,13 +37,15 @@ public struct ImageDecodingError: CodedError, Equatable, CustomStringConvertible
 
 /// Decodes JPEG, PNG and WebP bytes straight to 8-bit grayscale through libjpeg, libpng and libwebp.
 public struct ImageDecoder: Sendable {
+    /// Each limit of 0 or less is no limit.
     public struct Configuration: Sendable {
         /// Images declaring more pixels than this are refused before any allocation (decompression bombs).
         public var maxPixels: Int = 100_000_000
         /// Progressive JPEGs with more scans are refused: each scan is another pass over the whole image, and
         /// cameras write about 10.
         public var maxScans: Int = 100
-        /// CPU time one decode may use; a 100-megapixel PNG takes about a second.
+        /// CPU time one decode may use; a 100-megapixel PNG takes about a second. Counted in whole milliseconds,
+        /// rounded up, up to 49 days (what the decoders count): a longer budget is that.
         public var cpuBudget: Duration = .seconds(5)
 
         public init(maxPixels: Int = 100_000_000, maxScans: Int = 100, cpuBudget: Duration = .seconds(5)) {
@@ -53,10 +55,13 @@ public struct ImageDecoder: Sendable {
         }
 
         var limits: vp_decode_limits {
-            let milliseconds = cpuBudget.components.seconds * 1000 + cpuBudget.components.attoseconds / 1_000_000_000_000_000
+            // In floating point: a budget of centuries overflows whole milliseconds, and one under a millisecond is
+            // no zero (no limit).
+            let components = cpuBudget.components
+            let milliseconds = (Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15).rounded(.up)
             return vp_decode_limits(
                 max_pixels: UInt64(max(maxPixels, 0)), max_scans: UInt32(clamping: max(maxScans, 0)),
-                cpu_budget_ms: UInt32(clamping: max(milliseconds, 0)))
+                cpu_budget_ms: UInt32(min(max(milliseconds, 0), Double(UInt32.max))))
         }
     }
 
@@ -112,7 +117,7 @@ public struct ImageDecoder: Sendable {
         let width = Int(image.width), height = Int(image.height)
         let pixels = [UInt8](UnsafeBufferPointer(start: base, count: width * height))
         return GrayImage(
-            width: width, height: height, pixels: pixels,
+            width: width, height: height, packed: pixels,
             sourceWidth: Int(image.source_width), sourceHeight: Int(image.source_height))
     }
 }

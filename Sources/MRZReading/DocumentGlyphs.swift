@@ -10,12 +10,15 @@ struct DocumentGlyphs {
     let slots: [[MRZCharacterRules.Slot]]
     let scores: [[[Float]]]
     let mended: Set<MRZCharacterRules.Position>
+    let policy: MRZReadingPolicy
     private var views: [MRZCharacterRules.Position: [[SIMD16<Float>]]] = [:]
 
     init(
         classifier: GlyphClassifier, cells: [ArraySlice<MRZGrid.Cell>], geometries: [GlyphClassifier.LineGeometry],
-        lines: [[Character]], slots: [[MRZCharacterRules.Slot]], scores: [[[Float]]], mended: Set<MRZCharacterRules.Position>
+        lines: [[Character]], slots: [[MRZCharacterRules.Slot]], scores: [[[Float]]], mended: Set<MRZCharacterRules.Position>,
+        policy: MRZReadingPolicy = .standard
     ) {
+        self.policy = policy
         self.classifier = classifier
         self.cells = cells
         self.geometries = geometries
@@ -52,7 +55,7 @@ struct DocumentGlyphs {
                 // a document number) is no reference, since a font whose `0` is the templates' `O` reads it so.
                 let vouched = !slots[line][index].allows(other)
                 let mixed = character.isNumber != other.isNumber
-                if vouched || (!mixed && gap > 2 * MRZCharacterRules.closeCall * GlyphClassifier.separation(character, other)) {
+                if vouched || (!mixed && gap > 2 * policy.closeCall * GlyphClassifier.separation(character, other)) {
                     found.append(candidate)
                 }
             }
@@ -78,7 +81,7 @@ struct DocumentGlyphs {
             for own in mine { between = max(between, GlyphClassifier.similarity(views(at: own), aligned)) }
         }
         let apart = 1 - between
-        guard apart > max(0.01, MRZCharacterRules.documentApart * GlyphClassifier.separation(chosen, other)) else { return nil }
+        guard apart > max(0.01, policy.documentApart * GlyphClassifier.separation(chosen, other)) else { return nil }
         return (toMine - toTheirs) / apart
     }
 
@@ -104,7 +107,7 @@ struct DocumentGlyphs {
         let separation = GlyphClassifier.separation(shown, unseen)
         // A print whose own cells of `shown` barely lead for it (a blurred `O` as near `0` as the `0`s) would make its
         // look-alike lead as they do.
-        guard median >= MRZCharacterRules.documentLeadShown * separation else { return nil }
+        guard median >= policy.documentLeadShown * separation else { return nil }
         return (shown, (lead(position) - median) / separation)
     }
 }

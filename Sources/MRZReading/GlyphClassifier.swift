@@ -165,40 +165,15 @@ struct GlyphClassifier {
     /// How clearly the cell shows `a` rather than its look-alike `b`, measured only on a stroke one of them has and the
     /// other has nothing near (a `Q`'s tail across an `O`'s counter, a `K`'s stem beside a `<`, an `I`'s bars: the sharp
     /// templates' samples over 170 in one whose 3 x 3 neighbourhood is under 30 in the other, or, where that leaves
-    /// fewer than 4 samples to either, whose own sample is; 0, O and D (`widthOnly`) have none): each region's
+    /// fewer than 4 samples to either, whose own sample is; 0, O and D (`LookAlike.widthOnly`) have none): each region's
     /// darkness as a share of the cell's own ink, the strokes both
     /// share, above its own paper, where neither has ink. 1 when only `a`'s region is inked, -1 when only `b`'s is,
     /// 0 when the two look the same. Taken at the shift where either template fits best. nil when the two differ in
     /// fewer than 4 samples, or the cell has no contrast to measure against.
-    static let widthOnly: Set<Set<Character>> = [["0", "O"], ["0", "D"], ["D", "O"]]
-
     func evidence(_ cell: MRZGrid.Cell, geometry: LineGeometry, for a: Character, against b: Character) -> Float? {
         guard let first = Self.characters.firstIndex(of: a), let second = Self.characters.firstIndex(of: b) else { return nil }
         let ta = OCRBGlyphs.darkness[first], tb = OCRBGlyphs.darkness[second]
-        // The darkest sample of `template` around `index` (its 3 x 3 neighbourhood): a stroke of one character's own is
-        // at least a sample away from any ink of the other, so that a print a little wider, narrower or shifted than the
-        // template does not reach it.
-        func near(_ template: [UInt8], _ index: Int) -> UInt8 {
-            let row = index / Self.width, column = index % Self.width
-            var darkest: UInt8 = 0
-            for y in max(0, row - 1)...min(Self.height - 1, row + 1) {
-                for x in max(0, column - 1)...min(Self.width - 1, column + 1) { darkest = max(darkest, template[y * Self.width + x]) }
-            }
-            return darkest
-        }
-        var onlyA = ta.indices.filter { ta[$0] > 170 && near(tb, $0) < 30 }, onlyB = ta.indices.filter { tb[$0] > 170 && near(ta, $0) < 30 }
-        // A stroke a sample away from the other's ink is looked for a sample around where the template has it: a hair-
-        // thin print's bar is one sample high, and one a little taller or shorter than the templates' has it a row off
-        // (an `E` read `L` when its bars fell between the rows the template inks).
-        var around = true
-        // Pairs whose strokes lie close together everywhere (a `5`'s flat top and an `S`'s curve, a `G`'s bar and a
-        // `Q`'s tail, an `H`'s bar and an `M`'s vee): the samples one inks and the other leaves paper, where the cell
-        // is aligned to them. Not for the round characters that differ in width alone, which a bolder print fills.
-        if onlyA.count < 4 && onlyB.count < 4 && !Self.widthOnly.contains([a, b]) {
-            onlyA = ta.indices.filter { ta[$0] > 170 && tb[$0] < 30 }
-            onlyB = ta.indices.filter { tb[$0] > 170 && ta[$0] < 30 }
-            around = false
-        }
+        let (onlyA, onlyB, around) = Self.ownStrokes(ta, tb, widthOnly: LookAlike.widthOnly.contains([a, b]))
         let shared = ta.indices.filter { ta[$0] > 170 && tb[$0] > 170 }, neither = ta.indices.filter { ta[$0] < 30 && tb[$0] < 30 }
         guard onlyA.count >= 4 || onlyB.count >= 4, !shared.isEmpty, !neither.isEmpty else { return nil }
         let samples = sample(cell, geometry: geometry)
@@ -234,6 +209,36 @@ struct GlyphClassifier {
         case (false, true): return 1 - 2 * share(onlyB)
         default: return 2 * share(onlyA) - 1
         }
+    }
+
+    /// The samples only `ta` inks and those only `tb` inks, each well away from the other's ink (or, where that leaves
+    /// fewer than 4 to either and the two differ in more than width, where the other leaves paper: `around` false).
+    private static func ownStrokes(_ ta: [UInt8], _ tb: [UInt8], widthOnly: Bool) -> (onlyA: [Int], onlyB: [Int], around: Bool) {
+        // The darkest sample of `template` around `index` (its 3 x 3 neighbourhood): a stroke of one character's own is
+        // at least a sample away from any ink of the other, so that a print a little wider, narrower or shifted than the
+        // template does not reach it.
+        func near(_ template: [UInt8], _ index: Int) -> UInt8 {
+            let row = index / Self.width, column = index % Self.width
+            var darkest: UInt8 = 0
+            for y in max(0, row - 1)...min(Self.height - 1, row + 1) {
+                for x in max(0, column - 1)...min(Self.width - 1, column + 1) { darkest = max(darkest, template[y * Self.width + x]) }
+            }
+            return darkest
+        }
+        var onlyA = ta.indices.filter { ta[$0] > 170 && near(tb, $0) < 30 }, onlyB = ta.indices.filter { tb[$0] > 170 && near(ta, $0) < 30 }
+        // A stroke a sample away from the other's ink is looked for a sample around where the template has it: a hair-
+        // thin print's bar is one sample high, and one a little taller or shorter than the templates' has it a row off
+        // (an `E` read `L` when its bars fell between the rows the template inks).
+        var around = true
+        // Pairs whose strokes lie close together everywhere (a `5`'s flat top and an `S`'s curve, a `G`'s bar and a
+        // `Q`'s tail, an `H`'s bar and an `M`'s vee): the samples one inks and the other leaves paper, where the cell
+        // is aligned to them. Not for the round characters that differ in width alone, which a bolder print fills.
+        if onlyA.count < 4 && onlyB.count < 4 && !widthOnly {
+            onlyA = ta.indices.filter { ta[$0] > 170 && tb[$0] < 30 }
+            onlyB = ta.indices.filter { tb[$0] > 170 && ta[$0] < 30 }
+            around = false
+        }
+        return (onlyA, onlyB, around)
     }
 
     /// The cell as the templates see it: its template-sized window at each of the nine shifts, normalised (mean 0,

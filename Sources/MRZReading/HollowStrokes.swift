@@ -57,6 +57,6 @@ extension GrayImage {
         var pixels = [UInt8](repeating: 255, count: width * height)
         for index in pixels.indices where dark[index] || hollow[Int(region[index])] { pixels[index] = 0 }
         return GrayImage(
-            width: width, height: height, pixels: pixels, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+            width: width, height: height, packed: pixels, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
     }
 }

@@ -37,10 +37,19 @@ enum InkComponents {
     static func find(in image: GrayImage, window: Int, threshold: Threshold = .print) -> [InkComponent] {
         let width = image.width, height = image.height
         guard width > 2, height > 2 else { return [] }
-        let dark = binarise(image, window: window, threshold: threshold)
-        var labels = [Int32](repeating: 0, count: width * height)
+        var labels = Labels(count: width * height)
+        labels.label(binarise(image, window: window, threshold: threshold), width: width, height: height)
+        return labels.components(width: width, height: height)
+    }
+
+    /// Union-find over the labels of dark pixels.
+    private struct Labels {
+        var labels: [Int32]
         var parent: [Int32] = [0]
-        func root(_ label: Int32) -> Int32 {
+
+        init(count: Int) { labels = [Int32](repeating: 0, count: count) }
+
+        mutating func root(_ label: Int32) -> Int32 {
             var label = label
             while parent[Int(label)] != label {
                 parent[Int(label)] = parent[Int(parent[Int(label)])]
@@ -48,62 +57,74 @@ enum InkComponents {
             }
             return label
         }
-        func union(_ a: Int32, _ b: Int32) -> Int32 {
+
+        mutating func union(_ a: Int32, _ b: Int32) -> Int32 {
             let (ra, rb) = (root(a), root(b))
             if ra == rb { return ra }
             let (low, high) = ra < rb ? (ra, rb) : (rb, ra)
             parent[Int(high)] = low
             return low
         }
-        dark.withUnsafeBufferPointer { dark in
-            labels.withUnsafeMutableBufferPointer { labels in
-                for y in 0..<height {
-                    let row = y * width
-                    for x in 0..<width where dark[row + x] {
-                        var label: Int32 = 0
-                        // The four neighbours already visited: left, and the three above.
-                        if x > 0, labels[row + x - 1] != 0 { label = labels[row + x - 1] }
-                        if y > 0 {
-                            let above = row - width + x
-                            for neighbour in [x > 0 ? above - 1 : -1, above, x + 1 < width ? above + 1 : -1] where neighbour >= 0 {
-                                let other = labels[neighbour]
-                                guard other != 0 else { continue }
-                                label = label == 0 ? other : union(label, other)
+
+        /// First pass: each dark pixel takes the label of the four neighbours already visited (left, and the three
+        /// above), uniting theirs, or a new one.
+        mutating func label(_ dark: [Bool], width: Int, height: Int) {
+            var labels = self.labels
+            defer { self.labels = labels }
+            self.labels = []
+            dark.withUnsafeBufferPointer { dark in
+                labels.withUnsafeMutableBufferPointer { labels in
+                    for y in 0..<height {
+                        let row = y * width
+                        for x in 0..<width where dark[row + x] {
+                            var label: Int32 = 0
+                            if x > 0, labels[row + x - 1] != 0 { label = labels[row + x - 1] }
+                            if y > 0 {
+                                let above = row - width + x
+                                for neighbour in [x > 0 ? above - 1 : -1, above, x + 1 < width ? above + 1 : -1] where neighbour >= 0 {
+                                    let other = labels[neighbour]
+                                    guard other != 0 else { continue }
+                                    label = label == 0 ? other : union(label, other)
+                                }
                             }
+                            if label == 0 {
+                                label = Int32(parent.count)
+                                parent.append(label)
+                            }
+                            labels[row + x] = label
                         }
-                        if label == 0 {
-                            label = Int32(parent.count)
-                            parent.append(label)
-                        }
-                        labels[row + x] = label
                     }
                 }
             }
         }
-        // Second pass: every label to its root, and the roots' boxes and sums.
-        var index = [Int32](repeating: -1, count: parent.count)
-        var components: [InkComponent] = []
-        labels.withUnsafeBufferPointer { labels in
-            for y in 0..<height {
-                for x in 0..<width {
-                    let label = labels[y * width + x]
-                    guard label != 0 else { continue }
-                    let top = root(label)
-                    if index[Int(top)] < 0 {
-                        index[Int(top)] = Int32(components.count)
-                        components.append(InkComponent(minX: x, minY: y, maxX: x, maxY: y, pixels: 0, sumX: 0, sumY: 0))
+
+        /// Second pass: every label to its root, and the roots' boxes and sums.
+        mutating func components(width: Int, height: Int) -> [InkComponent] {
+            var index = [Int32](repeating: -1, count: parent.count)
+            var components: [InkComponent] = []
+            let labels = self.labels
+            labels.withUnsafeBufferPointer { labels in
+                for y in 0..<height {
+                    for x in 0..<width {
+                        let label = labels[y * width + x]
+                        guard label != 0 else { continue }
+                        let top = root(label)
+                        if index[Int(top)] < 0 {
+                            index[Int(top)] = Int32(components.count)
+                            components.append(InkComponent(minX: x, minY: y, maxX: x, maxY: y, pixels: 0, sumX: 0, sumY: 0))
+                        }
+                        let at = Int(index[Int(top)])
+                        components[at].minX = min(components[at].minX, x)
+                        components[at].maxX = max(components[at].maxX, x)
+                        components[at].maxY = y
+                        components[at].pixels += 1
+                        components[at].sumX += x
+                        components[at].sumY += y
                     }
-                    let at = Int(index[Int(top)])
-                    components[at].minX = min(components[at].minX, x)
-                    components[at].maxX = max(components[at].maxX, x)
-                    components[at].maxY = y
-                    components[at].pixels += 1
-                    components[at].sumX += x
-                    components[at].sumY += y
                 }
             }
+            return components
         }
-        return components
     }
 
     /// Dark: below the local mean by `threshold`.

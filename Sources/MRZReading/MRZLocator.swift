@@ -123,6 +123,22 @@ enum MRZLocator {
     /// Chains characters left to right: each one's successor is the nearest one ahead on the same line, a pitch or
     /// two away. Chains of at least 15 are returned as lines.
     private static func chains(_ placed: [Placed]) -> [Line] {
+        var lines: [Line] = []
+        for chained in joined(fragments(placed)) where chained.count >= 15 {
+            let members = characters(chained)
+            let steps = zip(members.dropFirst(), members).map { $0.u - $1.u }
+            let pitch = median(steps)
+            lines.append(
+                Line(
+                    members: members, pitch: pitch, start: members.first!.u, end: members.last!.u,
+                    v: members.map(\.v).reduce(0, +) / Double(members.count)))
+        }
+        return lines.sorted { $0.v < $1.v }
+    }
+
+    /// Runs of at least 3 characters, each linked to its successor: the nearest one ahead on the same line, a pitch or
+    /// two away (two characters claiming one successor: the closer keeps it).
+    private static func fragments(_ placed: [Placed]) -> [[Placed]] {
         var successor = [Int](repeating: -1, count: placed.count)
         var successorCost = [Double](repeating: .infinity, count: placed.count)
         var predecessor = [Int](repeating: -1, count: placed.count)
@@ -159,6 +175,13 @@ enum MRZLocator {
             }
             if members.count >= 3 { fragments.append(members) }
         }
+        return fragments
+    }
+
+    /// A line broken where one link failed (a filler much smaller than the letter before it, a blot) is joined
+    /// again: fragments in line with each other, on the same pitch, a few pitches apart or overlapping by a character.
+    private static func joined(_ fragments: [[Placed]]) -> [[Placed]] {
+        var fragments = fragments
         // A line broken where one link failed (a filler much smaller than the letter before it, a blot) is joined
         // again: fragments in line with each other, on the same pitch, a few pitches apart or overlapping by a character.
         fragments.sort { $0.first!.u < $1.first!.u }
@@ -193,17 +216,7 @@ enum MRZLocator {
             }
             joined.append(members)
         }
-        var lines: [Line] = []
-        for chained in joined where chained.count >= 15 {
-            let members = characters(chained)
-            let steps = zip(members.dropFirst(), members).map { $0.u - $1.u }
-            let pitch = median(steps)
-            lines.append(
-                Line(
-                    members: members, pitch: pitch, start: members.first!.u, end: members.last!.u,
-                    v: members.map(\.v).reduce(0, +) / Double(members.count)))
-        }
-        return lines.sorted { $0.v < $1.v }
+        return joined
     }
 
     /// The least-squares line through `members` (across the text direction, as a function of the position along it);
@@ -266,6 +279,26 @@ enum MRZLocator {
         return groups
     }
 
+    /// Cells counted along the line step by step, each step in the local pitch (which perspective changes along the
+    /// line), from the cell of the line's first character.
+    private static func walk(_ line: Line, from first: Double, fit: Polynomial?) -> [Double] {
+        var positions = [first]
+        for (previous, member) in zip(line.members, line.members.dropFirst()) {
+            let local = fit.map { $0.derivative(at: positions.last!) } ?? line.pitch
+            positions.append(positions.last! + max(1, ((member.u - previous.u) / max(local, 1)).rounded()))
+        }
+        return positions
+    }
+
+    /// A line's cells from `first`, and the quadratic of their positions along the line.
+    private static func fitted(_ line: Line, from first: Double) -> (positions: [Double], u: Polynomial)? {
+        var positions = walk(line, from: first, fit: nil)
+        guard let rough = Polynomial.fit(x: positions, y: line.members.map(\.u), degree: 2) else { return nil }
+        positions = walk(line, from: first, fit: rough)
+        guard let u = Polynomial.fit(x: positions, y: line.members.map(\.u), degree: 2) else { return nil }
+        return (positions, u)
+    }
+
     /// Assigns every character of each line to a cell and fits the cells' positions along the line (a quadratic:
     /// a photographed page's pitch changes along the line) and across it (a line: the line may be slanted; a parabola
     /// where it is bowed, `across`).
@@ -275,23 +308,6 @@ enum MRZLocator {
     ) -> MRZGrid? {
         let pitch = group.map(\.pitch).reduce(0, +) / Double(group.count)
         let n = Double(layout.characters)
-        // Cells counted along the line step by step, each step in the local pitch (which perspective changes along
-        // the line), from the cell of the line's first character.
-        func walk(_ line: Line, from first: Double, fit: Polynomial?) -> [Double] {
-            var positions = [first]
-            for (previous, member) in zip(line.members, line.members.dropFirst()) {
-                let local = fit.map { $0.derivative(at: positions.last!) } ?? line.pitch
-                positions.append(positions.last! + max(1, ((member.u - previous.u) / max(local, 1)).rounded()))
-            }
-            return positions
-        }
-        func fitted(_ line: Line, from first: Double) -> (positions: [Double], u: Polynomial)? {
-            var positions = walk(line, from: first, fit: nil)
-            guard let rough = Polynomial.fit(x: positions, y: line.members.map(\.u), degree: 2) else { return nil }
-            positions = walk(line, from: first, fit: rough)
-            guard let u = Polynomial.fit(x: positions, y: line.members.map(\.u), degree: 2) else { return nil }
-            return (positions, u)
-        }
         // A line as long as the format's is whole: its first character is cell 0.
         var fits = group.map { line -> (positions: [Double], u: Polynomial)? in
             abs((line.end - line.start) / line.pitch + 1 - n) < 0.6 ? fitted(line, from: 0) : nil

@@ -38,6 +38,10 @@ enum Assets {
         .timeline time { font-family: ui-monospace, monospace; color: var(--muted); font-size: 12px; margin-right: 6px; }
         .reason { color: var(--muted); }
         .empty { color: var(--muted); }
+        table.failures, table.reviews { margin-bottom: 18px; }
+        .review { display: inline-block; padding: 1px 7px; border-radius: 10px; font-size: 12px; background: #eef0f4; }
+        .review-open { background: #fde2e1; color: #8a1c17; }
+        .review-accepted, .review-replayed, .review-resolved { background: #dcf3e3; color: #14612e; }
         """
 
     /// Keeps the dashboard's counts and first page current by short polling; builds rows with DOM calls and
@@ -77,6 +81,8 @@ enum Assets {
               const totalElement = document.querySelector('[data-count="TOTAL"]');
               if (totalElement) totalElement.textContent = String(total);
               document.getElementById("per-minute").textContent = overview.documentsPerMinute.toFixed(1);
+              const reviewsOpen = document.getElementById("reviews-open");
+              if (reviewsOpen) reviewsOpen.textContent = String(overview.reviewsOpen);
               const page = await (await fetch("/api/transactions?" + list.toString(), { cache: "no-store" })).json();
               const fresh = document.createDocumentFragment();
               for (const transaction of page.transactions) {

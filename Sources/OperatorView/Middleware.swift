@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -33,24 +32,36 @@ struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
 
 /// With a token, every request but `/healthz` and the login page must carry `Authorization: Bearer TOKEN`, or,
 /// from a browser, the session cookie `POST /login` sets when it is given the token: `HttpOnly`,
-/// `SameSite=Strict`, valid for `Session.lifetime`, signed with the token (a new token ends every session).
-/// A page asked for without either is sent to the login page; anything else gets 401.
+/// `SameSite=Strict`, a session kept in the store (`OperatorSessions`) for `Session.lifetime` or until
+/// `POST /logout` ends it. A page asked for without either is sent to the login page; anything else gets 401.
+/// Wrong tokens are throttled (`SignInThrottle`): 429 with `Retry-After`.
 struct BearerToken<Context: RequestContext>: RouterMiddleware {
     let token: [UInt8]
+    let sessions: OperatorSessions
+    let throttle: SignInThrottle
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         if path == "/healthz" || path.hasPrefix("/assets/") { return try await next(request, context) }
-        if path == "/login" { return try await Session.login(request, context: context, token: token) }
-        if path == "/logout", request.method == .post { return Session.logout() }
+        let client = SignInThrottle.client((context as? any RemoteAddressRequestContext)?.remoteAddress)
+        if path == "/login" { return try await Session.login(request, token: token, sessions: sessions, throttle: throttle, client: client) }
+        if path == "/logout", request.method == .post { return try await Session.logout(request, sessions: sessions) }
         // The scheme's name is case-insensitive (RFC 7235); the token is compared byte for byte.
         let header = request.headers[.authorization] ?? ""
         let scheme = header.prefix { $0 != " " }
         let given = scheme.lowercased() == "bearer" ? Array(header.dropFirst(scheme.count).drop { $0 == " " }.utf8) : []
-        if Session.same(given, token) || Session.isValid(cookieHeader: request.headers[.cookie], token: token, now: Date()) {
+        if !given.isEmpty {
+            if let wait = throttle.wait(client) { return Self.tooMany(wait) }
+            if Session.same(given, token) {
+                throttle.succeeded(client)
+                return try await next(request, context)
+            }
+            throttle.failed(client)
+        }
+        if try await Session.isOpen(cookieHeader: request.headers[.cookie], sessions: sessions, now: Date()) {
             return try await next(request, context)
         }
-        if request.method == .get, path == "/" || path.hasPrefix("/transactions/") {
+        if request.method == .get, path == "/" || path == "/review" || path.hasPrefix("/transactions/") {
             var response = Response(status: .seeOther)
             response.headers[.location] = "/login"
             return response
@@ -60,9 +71,16 @@ struct BearerToken<Context: RequestContext>: RouterMiddleware {
         response.headers[.contentType] = "text/plain; charset=utf-8"
         return response
     }
+
+    static func tooMany(_ wait: Duration) -> Response {
+        var response = View.respond("too many wrong tokens: try again later\n", "text/plain; charset=utf-8", status: .tooManyRequests)
+        response.headers[.retryAfter] = String(SignInThrottle.seconds(wait))
+        return response
+    }
 }
 
-/// The browser's way in when a token is required: a login form, and a signed session cookie.
+/// The browser's way in when a token is required: a login form, and a session cookie naming a session kept in the
+/// store.
 enum Session {
     static let cookie = "verify_session"
     static let lifetime: TimeInterval = 12 * 3_600
@@ -74,28 +92,30 @@ enum Session {
         return difference == 0
     }
 
-    /// `EXPIRY.SIGNATURE`: the expiry in seconds since 1970, and its HMAC-SHA256 under the token.
-    static func value(expiring expiry: Int, token: [UInt8]) -> String {
-        let signature = HMAC<SHA256>.authenticationCode(for: Data("session|\(expiry)".utf8), using: SymmetricKey(data: token))
-        return "\(expiry)."
-            + Data(signature).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    /// The values of the session cookies a `Cookie` header carries.
+    static func ids(_ cookieHeader: String?) -> [Substring] {
+        guard let cookieHeader else { return [] }
+        return cookieHeader.split(separator: ";").compactMap { pair in
+            let parts = pair.drop { $0 == " " }.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[0] == cookie else { return nil }
+            return Substring(parts[1].prefix { $0 != " " })
+        }
     }
 
-    static func isValid(cookieHeader: String?, token: [UInt8], now: Date) -> Bool {
-        guard let cookieHeader else { return false }
-        for pair in cookieHeader.split(separator: ";") {
-            let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, parts[0] == cookie, let expiry = Int(parts[1].prefix { $0 != "." }),
-                Double(expiry) > now.timeIntervalSince1970, Double(expiry) <= now.timeIntervalSince1970 + lifetime + 60
-            else { continue }
-            if same(Array(parts[1].utf8), Array(value(expiring: expiry, token: token).utf8)) { return true }
-        }
+    static func isOpen(cookieHeader: String?, sessions: OperatorSessions, now: Date) async throws -> Bool {
+        for id in ids(cookieHeader).prefix(4) where try await sessions.isOpen(id, at: now) { return true }
         return false
     }
 
-    static func login(_ request: Request, context: some RequestContext, token: [UInt8]) async throws -> Response {
+    static func login(
+        _ request: Request, token: [UInt8], sessions: OperatorSessions, throttle: SignInThrottle, client: String
+    ) async throws -> Response {
         guard request.method == .post else { return page(status: .ok, message: nil) }
+        if let wait = throttle.wait(client) {
+            var response = page(status: .tooManyRequests, message: "Too many wrong tokens from here: try again later.")
+            response.headers[.retryAfter] = String(SignInThrottle.seconds(wait))
+            return response
+        }
         let body = try await request.body.collect(upTo: 4_096)
         let form = String(buffer: body)
         let given =
@@ -104,16 +124,26 @@ enum Session {
                 guard parts.count == 2, parts[0] == "token" else { return nil }
                 return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
             }.first ?? ""
-        guard same(Array(given.utf8), token) else { return page(status: .unauthorized, message: "That is not the token.") }
-        let expiry = Int(Date().timeIntervalSince1970 + lifetime)
+        guard same(Array(given.utf8), token) else {
+            throttle.failed(client)
+            return page(status: .unauthorized, message: "That is not the token.")
+        }
+        throttle.succeeded(client)
+        let id = try await sessions.open(lifetime: lifetime, at: Date())
         var response = Response(status: .seeOther)
         response.headers[.location] = "/"
-        response.headers[.setCookie] =
-            "\(cookie)=\(value(expiring: expiry, token: token)); Path=/; Max-Age=\(Int(lifetime)); HttpOnly; SameSite=Strict"
+        response.headers[.setCookie] = "\(cookie)=\(id); Path=/; Max-Age=\(Int(lifetime)); HttpOnly; SameSite=Strict"
         return response
     }
 
-    static func logout() -> Response {
+    /// Ends the sessions the request's cookies name, in the store (for every `serve` on it), and clears the cookie.
+    static func logout(_ request: Request, sessions: OperatorSessions) async throws -> Response {
+        for id in ids(request.headers[.cookie]).prefix(4) { try await sessions.end(id) }
+        return cleared()
+    }
+
+    /// Back to the login page, the cookie cleared.
+    static func cleared() -> Response {
         var response = Response(status: .seeOther)
         response.headers[.location] = "/login"
         response.headers[.setCookie] = "\(cookie)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"

@@ -20,19 +20,22 @@ package enum OperatorServer {
     }
 
     /// The server, listening on `bind`; `token` (from the environment) is required of every request but `/healthz`
-    /// when given, and must be given for an address other than loopback. `running` learns the port it listens on;
-    /// `option` names where the address came from, for the error when it cannot listen.
+    /// when given, and must be given for an address other than loopback (with a token, browser sessions are kept in
+    /// `store`, which must then be open for writing). `running` learns the port it listens on; `option` names where
+    /// the address came from, for the error when it cannot listen.
     package static func make(
         _ routes: Routes, store: TransactionStore, bind: BindAddress, token: String?, logger: Logger,
         option: String = "--bind", limits: ConnectionLimits = ConnectionLimits(),
         running: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws(OperatorViewError) -> ListeningServer {
-        let router = try router(routes, store: store, bind: bind, token: token)
+        let router = try router(routes, store: store, bind: bind, token: token, logger: logger)
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .warning)
         let listener = ListeningServer(bind: bind, what: option)
-        let count = ConnectionCount(limit: limits.maximumConnections)
-        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionCap(count: count)], idleTimeout: limits.timeAmount)
+        let registry = ConnectionRegistry(limit: limits.maximumConnections)
+        let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionGuard(registry: registry, requestTimeout: limits.requestTimeout)],
+            idleTimeout: ConnectionLimits.timeAmount(limits.idleTimeout))
         listener.attach(
             Application(
                 router: router, server: .http1(configuration: http),
@@ -47,23 +50,26 @@ package enum OperatorServer {
 }
 
 extension OperatorServer {
-    /// The routes and middleware of a server listening on `bind` (what `make` serves; tests call them in-process).
+    /// The routes and middleware of a server listening on `bind` (what `make` serves; tests call them in-process,
+    /// with a throttle of their own).
     static func router(
-        _ routes: Routes, store: TransactionStore, bind: BindAddress, token: String?
-    ) throws(OperatorViewError) -> Router<BasicRequestContext> {
+        _ routes: Routes, store: TransactionStore, bind: BindAddress, token: String?,
+        logger: Logger = Logger(label: "verify-pipeline.serve"), throttle: SignInThrottle = SignInThrottle()
+    ) throws(OperatorViewError) -> Router<OperatorContext> {
         guard bind.isLoopback || token != nil else {
             throw OperatorViewError("binding \(bind) (not loopback) needs a bearer token: name the variable holding it with --token-env")
         }
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: OperatorContext.self)
         router.add(middleware: SecurityHeaders())
         if let token {
-            router.add(middleware: BearerToken(token: Array(token.utf8)))
+            let token = Array(token.utf8)
+            router.add(middleware: BearerToken(token: token, sessions: OperatorSessions(store: store, token: token), throttle: throttle))
         } else {
             router.add(middleware: LoopbackHost(bindHost: bind.host))
         }
         let view: View
         do {
-            view = View(store: store, pages: try Pages())
+            view = View(store: store, pages: try Pages(), readiness: ReadinessProbe(store: store, logger: logger))
         } catch {
             throw OperatorViewError("the page templates do not parse: \(error)")
         }
@@ -73,35 +79,49 @@ extension OperatorServer {
     }
 }
 
+/// A request's context: Hummingbird's, and the address it came from (`SignInThrottle` counts by it).
+struct OperatorContext: RequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}
+
 /// The handlers: each reads the store once or twice, from its indexes, and never shows a document value.
 struct View: Sendable {
     let store: TransactionStore
     let pages: Pages
+    let readiness: ReadinessProbe
     var metrics: MetricsPage { MetricsPage(registry: OperatorMetrics.registry, store: store) }
 
     static let html = "text/html; charset=utf-8"
     static let json = "application/json"
     static let dashboardRows = 50
+    /// Rows of the review queue's page.
+    static let reviewRows = 50
+    /// The farthest a review list may start.
+    static let maximumOffset = 10_000_000
     /// Documents per minute over this window.
     static let rateWindow: TimeInterval = 600
 
-    func addHealthAndMetrics(to router: Router<BasicRequestContext>) {
+    func addHealthAndMetrics(to router: Router<OperatorContext>) {
         router.get("/healthz") { _, _ in Self.respond("ok\n", "text/plain; charset=utf-8") }
         router.head("/healthz") { _, _ in Self.respond("", "text/plain; charset=utf-8") }
         router.get("/readyz") { _, _ in
-            do throws(StoreError) {
-                _ = try await store.overview(collectedSince: Date())
-                return Self.respond("ready\n", "text/plain; charset=utf-8")
-            } catch {
+            guard await readiness.isReady() else {
                 return Self.respond("the store cannot be reached\n", "text/plain; charset=utf-8", status: .serviceUnavailable)
             }
+            return Self.respond("ready\n", "text/plain; charset=utf-8")
         }
         router.get("/metrics") { _, _ in
             Self.respond(try await metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
         }
     }
 
-    func addPages(to router: Router<BasicRequestContext>) {
+    func addPages(to router: Router<OperatorContext>) {
         router.get("/") { request, _ in
             let query = try Self.listQuery(request, defaultLimit: Self.dashboardRows)
             let now = Date()
@@ -109,7 +129,7 @@ struct View: Sendable {
             let page = try await store.transactions(status: query.state, search: query.search, limit: query.limit, after: query.after)
             let html = pages.dashboard(
                 overview, perMinute: Self.perMinute(overview), page: page,
-                state: query.state, search: query.search, limit: query.limit)
+                state: query.state, search: query.search, limit: query.limit, reviews: try await store.reviewCounts())
             return Self.respond(html, Self.html)
         }
         router.get("/transactions/{id}") { _, context in
@@ -136,13 +156,26 @@ struct View: Sendable {
             let overview = try await store.overview(collectedSince: Date().addingTimeInterval(-Self.rateWindow))
             let counts = DocumentSubmissionStatus.allCases.map { "\"\($0.rawValue)\":\(overview.transactions[$0] ?? 0)" }.joined(separator: ",")
             let rate = String(format: "%.2f", Self.perMinute(overview))
-            return Self.respond("{\"documentsPerMinute\":\(rate),\"transactions\":{\(counts)}}\n", Self.json)
+            let open = try await store.reviewCounts().open.values.reduce(0, +)
+            return Self.respond("{\"documentsPerMinute\":\(rate),\"reviewsOpen\":\(open),\"transactions\":{\(counts)}}\n", Self.json)
+        }
+        router.get("/review") { request, _ in
+            let query = try Self.reviewQuery(request, defaultLimit: Self.reviewRows, limits: nil)
+            let page = try await store.reviews(query.filter, limit: query.limit, offset: query.offset)
+            return Self.respond(pages.reviews(page, filter: query.filter, offset: query.offset), Self.html)
+        }
+        router.get("/api/review") { request, _ in
+            let query = try Self.reviewQuery(request, defaultLimit: 100, limits: 1...500)
+            let page = try await store.reviews(query.filter, limit: query.limit, offset: query.offset)
+            let next = page.next.map(String.init) ?? "null"
+            let body = "{\"next\":\(next),\"reviews\":[" + page.entries.map(StatusJSON.review).joined(separator: ",") + "]}\n"
+            return Self.respond(body, Self.json)
         }
         router.get("/assets/view.css") { _, _ in Self.respond(Assets.css, "text/css; charset=utf-8") }
         // Answered by the token's middleware (`Session`): routes only so that the router takes them.
         router.get("/login") { _, _ in Session.page(status: .ok, message: nil) }
         router.post("/login") { _, _ in Self.respond("", Self.html, status: .notFound) }
-        router.post("/logout") { _, _ in Session.logout() }
+        router.post("/logout") { _, _ in Session.cleared() }
         router.get("/assets/view.js") { _, _ in Self.respond(Assets.js, "text/javascript; charset=utf-8") }
     }
 
@@ -186,8 +219,49 @@ struct View: Sendable {
         return query
     }
 
+    struct ReviewQuery {
+        var filter = ReviewFilter()
+        var limit: Int
+        var offset = 0
+    }
+
+    /// The review queue's filters: `state` (open unless given; `all`, or one state), `code`, `offset`, and `limit`
+    /// where `limits` allows one (the API); anything else is a 400.
+    static func reviewQuery(_ request: Request, defaultLimit: Int, limits: ClosedRange<Int>?) throws -> ReviewQuery {
+        let parameters = request.uri.queryParameters
+        var query = ReviewQuery(limit: defaultLimit)
+        if let state = parameters.get("state"), !state.isEmpty {
+            if state.lowercased() == "all" {
+                query.filter.states = nil
+            } else if let chosen = ReviewState(rawValue: state.lowercased()) {
+                query.filter.states = [chosen]
+            } else {
+                throw HTTPError(.badRequest, message: "state must be one of all, \(ReviewState.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        if let code = parameters.get("code"), !code.isEmpty {
+            guard code.count <= 128, !code.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw HTTPError(.badRequest, message: "code is an error code: at most 128 characters, no control characters")
+            }
+            query.filter.code = code
+        }
+        if let offset = parameters.get("offset"), !offset.isEmpty {
+            guard let value = Int(offset), (0...maximumOffset).contains(value) else {
+                throw HTTPError(.badRequest, message: "offset is 0 to \(maximumOffset)")
+            }
+            query.offset = value
+        }
+        if let limits, let limit = parameters.get("limit") {
+            guard let value = Int(limit), limits.contains(value) else {
+                throw HTTPError(.badRequest, message: "limit is \(limits.lowerBound) to \(limits.upperBound)")
+            }
+            query.limit = value
+        }
+        return query
+    }
+
     /// The id in the path; nil for one no store can hold (a NUL), which is then no such transaction.
-    static func id(_ context: BasicRequestContext) throws -> String? {
+    static func id(_ context: OperatorContext) throws -> String? {
         let raw = try context.parameters.require("id")
         let id = raw.removingPercentEncoding ?? raw
         return id.contains("\u{0}") ? nil : id

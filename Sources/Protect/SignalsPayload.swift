@@ -23,7 +23,7 @@ package enum DeviceAttributes {
         "cameraSoftware", "imageSizes"
     ]
 
-    package static let toolVersion = "0.5.0"
+    package static let toolVersion = ToolVersion.current
 
     /// The attributes for a transaction, less the ignored ones. The host name is only ever present as a hash.
     package static func collect(channel: String, capture: CaptureInfo, ignoring ignored: Set<String>) -> [String: String] {

@@ -5,6 +5,9 @@ import VerifyModel
 /// data model alone: the submitter knows nothing of the store.
 package struct SubmissionRequest: Sendable {
     package var documentId: String
+    /// The same for the same document whichever store sends it, and holding nothing of its content or of any secret
+    /// (`RecordedDocument.idempotencyKey`): retries, re-runs and runs on other stores are one submission to the API.
+    package var idempotencyKey: String
     package var transactionId: String
     /// The transaction's verification code: the Basic credentials when no bearer token is configured.
     package var verificationCode: String
@@ -16,10 +19,11 @@ package struct SubmissionRequest: Sendable {
     package var signals: String?
 
     package init(
-        documentId: String, transactionId: String, verificationCode: String, documentType: DocumentType,
+        documentId: String, idempotencyKey: String, transactionId: String, verificationCode: String, documentType: DocumentType,
         document: DocumentFields, state: TransactionState, signals: String?
     ) {
         self.documentId = documentId
+        self.idempotencyKey = idempotencyKey
         self.transactionId = transactionId
         self.verificationCode = verificationCode
         self.documentType = documentType

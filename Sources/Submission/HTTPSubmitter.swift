@@ -9,7 +9,8 @@ import OutboundHTTP
 import VerifyModel
 
 /// Submits documents over HTTP (CONTRACT §7): `POST {endpoint}/transactions/{id}/documents` with an
-/// `Idempotency-Key` that is the document id, so retries and re-runs can never create a second copy.
+/// `Idempotency-Key` made from the transaction, the document type and the submission's revision alone, so that retries,
+/// re-runs and runs on another store can never create a second copy.
 /// 2xx (whatever the body) and 409 are accepted; 408, 429, 5xx, timeouts and dropped connections are retried with
 /// exponential backoff and jitter; a 3xx (redirects are never followed) and any other 4xx fail at once.
 package struct HTTPSubmitter: DocumentSubmitter {
@@ -67,7 +68,7 @@ package struct HTTPSubmitter: DocumentSubmitter {
         var http = HTTPClientRequest(url: url.absoluteString)
         http.method = .POST
         http.headers.add(name: "Content-Type", value: "application/json")
-        http.headers.add(name: "Idempotency-Key", value: request.documentId)
+        http.headers.add(name: "Idempotency-Key", value: request.idempotencyKey)
         if let token = configuration.bearerToken {
             http.headers.add(name: "Authorization", value: "Bearer \(token)")
         } else {

@@ -150,7 +150,7 @@ extension PostgresBackend {
 
     func purge(_ transactions: [(id: String, version: Int64)], at time: Date, reason: String) async throws(StoreError) -> [String] {
         let ids = transactions.map(\.id), versions = transactions.map(\.version), neighbours = neighbours
-        return try await database.transaction { connection in
+        return try await database.transaction(answerWithin: nil) { connection in
             var purged: [String] = []
             for try await id in try await connection.query(
                 """
@@ -162,8 +162,17 @@ extension PostgresBackend {
                 purged.append(id)
             }
             guard !purged.isEmpty else { return [] }
-            try await connection.query("UPDATE documents SET fields = '' WHERE transaction_id = ANY(\(purged))", logger: self.logger)
+            // Nothing that verifies a guess at what was removed stays: neither the fingerprint nor the digest.
+            try await connection.query(
+                "UPDATE documents SET fields = '', content_hash = '', content_digest = NULL WHERE transaction_id = ANY(\(purged))",
+                logger: self.logger)
             try await connection.query("DELETE FROM protect_states WHERE transaction_id = ANY(\(purged))", logger: self.logger)
+            try await connection.query(
+                """
+                UPDATE reviews SET inputs = NULL, note = NULL, inputs_bytes = 0,
+                    inputs_state = CASE WHEN inputs_state = 'kept' THEN 'purged' ELSE inputs_state END
+                WHERE transaction_id = ANY(\(purged))
+                """, logger: self.logger)
             try await connection.query(
                 """
                 INSERT INTO transitions (transaction_id, document_type, from_status, to_status, at, reason)

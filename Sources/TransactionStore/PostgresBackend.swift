@@ -52,39 +52,55 @@ final class PostgresBackend: StoreBackend {
     /// Nothing to do: a key change waits until no other process is connected (`takeAlone`).
     func expectKey(_ wrapped: String?) {}
 
-    func readDocumentSecret() async throws(StoreError) -> String? {
+    func readDocumentSecret() async throws(StoreError) -> (secret: String, randomIds: Bool)? {
         try await database.withConnection { connection in
-            try await Self.first(connection, "SELECT secret FROM document_identity WHERE id = 1", String.self, self.logger)
+            for try await row in try await connection.query("SELECT secret, random_ids FROM document_identity WHERE id = 1", logger: self.logger)
+                .decode((String, Bool).self)
+            {
+                return row
+            }
+            return nil
         }
     }
 
     func recordDocumentSecret(
-        _ sealed: String, at time: Date, renaming rename: @escaping @Sendable ([LegacyDocument]) throws(StoreError) -> DocumentRenames
+        _ sealed: String, at time: Date, renaming rename: @escaping @Sendable (String, [LegacyDocument]) throws(StoreError) -> DocumentRenames
     ) async throws(StoreError) -> (secret: String, renamed: Int) {
         let logger = logger, neighbours = neighbours
         return try await database.transaction { connection in
-            // Processes opening together: one inserts, the others wait for it here and then read its secret.
-            let inserted = try await connection.query(
+            // Processes opening together: one inserts (or locks the row), the others wait for it here and then read
+            // what it recorded.
+            try await connection.query(
                 """
-                INSERT INTO document_identity (id, secret, created_at) VALUES (1, \(sealed), \(time)) ON CONFLICT (id) DO NOTHING RETURNING 1
-                """, logger: logger
-            ).collect()
-            guard !inserted.isEmpty else {
-                return (try await Self.first(connection, "SELECT secret FROM document_identity WHERE id = 1", String.self, logger) ?? sealed, 0)
+                INSERT INTO document_identity (id, secret, created_at, random_ids) VALUES (1, \(sealed), \(time), true) ON CONFLICT (id) DO NOTHING
+                """, logger: logger)
+            var secret = sealed, randomIds = true
+            for try await row in try await connection.query(
+                "SELECT secret, random_ids FROM document_identity WHERE id = 1 FOR UPDATE", logger: logger
+            ).decode((String, Bool).self) {
+                (secret, randomIds) = row
             }
+            // Inserted now, by this process: the store's documents (an earlier release's, if any) are renamed below.
+            let insertedNow = secret == sealed
+            guard !randomIds || insertedNow else { return (secret, 0) }
+            try await connection.query("UPDATE document_identity SET random_ids = true WHERE id = 1", logger: logger)
             var legacy: [LegacyDocument] = []
-            for try await (id, transactionId, hash, fields) in try await connection.query(
-                "SELECT id, transaction_id, content_hash, fields FROM documents FOR UPDATE", logger: logger
-            ).decode((String, String, String, String).self) {
-                legacy.append(LegacyDocument(id: id, transactionId: transactionId, contentHash: hash, fields: fields))
+            for try await (id, transactionId, type, hash, fields) in try await connection.query(
+                "SELECT id, transaction_id, document_type, content_hash, fields FROM documents FOR UPDATE", logger: logger
+            ).decode((String, String, String, String, String).self) {
+                legacy.append(
+                    LegacyDocument(id: id, transactionId: transactionId, type: try EnumColumn.decode(type), contentHash: hash, fields: fields))
             }
-            let decided = try rename(legacy)
-            guard !decided.renames.isEmpty else { return (sealed, 0) }
-            // Submissions follow (ON UPDATE CASCADE).
+            let decided = try rename(secret, legacy)
+            guard !decided.renames.isEmpty else { return (secret, 0) }
+            // Fingerprints first cleared, so that no two rows share one while they are renamed. Submissions follow the
+            // ids (ON UPDATE CASCADE).
+            try await connection.query("UPDATE documents SET content_hash = ''", logger: logger)
             for rename in decided.renames {
                 try await connection.query(
                     """
-                    UPDATE documents SET id = \(rename.to), content_hash = \(rename.contentHash), fields = \(rename.fields) WHERE id = \(rename.from)
+                    UPDATE documents SET id = \(rename.to), content_hash = \(rename.contentHash), fields = \(rename.fields),
+                        content_digest = \(rename.contentDigest) WHERE id = \(rename.from)
                     """, logger: logger)
             }
             var reasons: [(Int64, String)] = []
@@ -99,13 +115,15 @@ final class PostgresBackend: StoreBackend {
                 try await connection.query("UPDATE transitions SET reason = \(renamed) WHERE sequence = \(sequence)", logger: logger)
             }
             for neighbour in neighbours { _ = try await neighbour.rewrite(on: connection, logger: logger, decided.rewrite) }
-            return (sealed, decided.renames.count)
+            return (secret, decided.renames.count)
         }
     }
 
-    func changeKey(from old: String?, to new: String, at time: Date, _ rewrite: @escaping SealedRewrite) async throws(StoreError) -> Int {
+    func changeKey(
+        from old: String?, to new: String, at time: Date, _ rewrite: @escaping SealedRewrite, refingerprint: @escaping Refingerprint
+    ) async throws(StoreError) -> Int {
         let logger = logger, location = location, neighbours = neighbours
-        return try await database.transaction { connection in
+        return try await database.transaction(answerWithin: nil) { connection in
             // No other session may be connected: a process that holds the old sealing would go on writing with it. One
             // that connects meanwhile waits on the key table until the change is committed, then reads the new key.
             try await connection.query("LOCK TABLE store_keys IN ACCESS EXCLUSIVE MODE", logger: logger)
@@ -142,6 +160,18 @@ final class PostgresBackend: StoreBackend {
                     ).collect()
                 }
             guard !changed.isEmpty else { throw StoreError.keyNotAsOpened(location, encrypting: old == nil) }
+            // Fingerprints under the new secret, from the digests as they are sealed before the rewrite below.
+            var digests: [(String, String)] = []
+            for try await row in try await connection.query(
+                "SELECT id, content_digest FROM documents WHERE content_digest IS NOT NULL", logger: logger
+            ).decode((String, String).self) {
+                digests.append(row)
+            }
+            for (id, digest) in digests {
+                try await connection.query(
+                    "UPDATE documents SET content_hash = \(try refingerprint(digest, id)) WHERE id = \(id)", logger: logger)
+            }
+            try await connection.query("UPDATE documents SET content_hash = '' WHERE content_digest IS NULL", logger: logger)
             var count = 0
             for (table, key, column, sealed, filter) in Self.sealedValues {
                 var values: [(String, String)] = []
@@ -171,8 +201,11 @@ final class PostgresBackend: StoreBackend {
         ("transactions", "id", "verification_code", .verificationCode, "purged_at IS NULL"),
         ("transactions", "id", "signals", .signals, "purged_at IS NULL"),
         ("documents", "id", "fields", .documentFields, "fields <> ''"),
+        ("documents", "id", "content_digest", .contentDigest, "true"),
         ("protect_states", "transaction_id", "state::text", .protectState, "true"),
-        ("document_identity", "id::text", "secret", .documentIdentity, "true")
+        ("document_identity", "id::text", "secret", .documentIdentity, "true"),
+        ("reviews", "transaction_id || '/' || document_type", "inputs", .reviewInputs, "transaction_id IS NOT NULL"),
+        ("reviews", "transaction_id || '/' || document_type", "note", .reviewNote, "transaction_id IS NOT NULL")
     ]
 
     /// The column as a SET names it (the list reads JSON as text), and the cast its value needs.
@@ -185,7 +218,7 @@ final class PostgresBackend: StoreBackend {
     func reclaim(resealed: Bool) async throws(StoreError) {
         guard resealed else { return }
         let logger = logger, neighbours = neighbours
-        try await database.withConnection { connection in
+        try await database.withConnection(answerWithin: nil) { connection in
             var tables = ["store_keys", "document_identity", "transactions", "documents", "protect_states", "submissions", "transitions"]
             for neighbour in neighbours { tables += try await neighbour.tables(on: connection, logger: logger) }
             try await connection.query(PostgresQuery(unsafeSQL: "VACUUM FULL " + tables.joined(separator: ", ")), logger: logger)
@@ -194,10 +227,19 @@ final class PostgresBackend: StoreBackend {
 
     // MARK: - Reads
 
-    func read(transaction id: String, document: String?) async throws(StoreError) -> (TransactionRow, Bool)? {
+    func read(transaction id: String, probe: DocumentProbe?) async throws(StoreError) -> (TransactionRow, ProbeResult?)? {
         try await database.withConnection { connection in
-            for try await row in try await connection.execute(ReadTransaction(id: id, document: document), logger: self.logger) {
-                return (try transactionRow(row), row.11)
+            guard let probe else {
+                for try await row in try await connection.execute(ReadTransaction(id: id), logger: self.logger) {
+                    return (try transactionRow(row), nil)
+                }
+                return nil
+            }
+            for try await (row, recordedId, revision, ofType) in try await connection.execute(
+                ReadTransactionProbing(id: id, probe: probe), logger: self.logger)
+            {
+                let recorded = recordedId.map { (id: $0, revision: Int(revision ?? 1)) }
+                return (try transactionRow(row), ProbeResult(recorded: recorded, documentsOfType: Int(ofType)))
             }
             return nil
         }
@@ -228,7 +270,12 @@ final class PostgresBackend: StoreBackend {
 
     func report(id: String) async throws(StoreError) -> ReportRows? {
         try await database.withConnection { connection in
-            for try await rows in try await connection.execute(ReadReport(id: id), logger: self.logger) { return rows }
+            for try await rows in try await connection.execute(ReadReport(id: id), logger: self.logger) {
+                var rows = rows
+                rows.reviews = try await PostgresReviews.entries(
+                    connection, "WHERE r.transaction_id = \(id) ORDER BY r.document_type", logger: self.logger)
+                return rows
+            }
             return nil
         }
     }

@@ -156,6 +156,76 @@ enum PostgresSchema {
                     ADD CONSTRAINT submissions_document_id_fkey FOREIGN KEY (document_id) REFERENCES documents(id) ON UPDATE CASCADE
                 """
             ]
+        ),
+        // The operator's view's browser sessions (`OperatorSessions`): a session id's HMAC under the token, with its
+        // expiry, so that a sign-out ends it for every `serve` process on the store and a restart keeps it.
+        (
+            "v9-operator-sessions",
+            [
+                """
+                CREATE TABLE operator_sessions (
+                    id_hash text PRIMARY KEY CHECK (length(id_hash) = 64),
+                    created_at timestamptz NOT NULL,
+                    expires_at timestamptz NOT NULL
+                )
+                """,
+                "CREATE INDEX operator_sessions_by_expiry ON operator_sessions(expires_at)"
+            ]
+        ),
+        // Document ids become random: a document is recognised by its content fingerprint (HMAC under the document
+        // secret, unique in its transaction and type, emptied by a purge), made again from its sealed digest when the secret
+        // changes. Each document is its type's revision in its transaction, which names its submission. The documents
+        // an earlier release named from their content are renamed when a store opens (`openIdentity`).
+        (
+            "v10-random-document-ids",
+            [
+                "ALTER TABLE documents ADD COLUMN revision integer NOT NULL DEFAULT 1 CHECK (revision >= 1), ADD COLUMN content_digest text",
+                """
+                UPDATE documents d SET revision = r.revision FROM (
+                    SELECT id, row_number() OVER (PARTITION BY transaction_id, document_type ORDER BY created_at, id COLLATE "C") AS revision
+                    FROM documents
+                ) r WHERE d.id = r.id
+                """,
+                "CREATE UNIQUE INDEX documents_by_revision ON documents(transaction_id, document_type, revision)",
+                "CREATE UNIQUE INDEX documents_by_fingerprint ON documents(transaction_id, document_type, content_hash) WHERE content_hash <> ''",
+                "ALTER TABLE document_identity ADD COLUMN random_ids boolean NOT NULL DEFAULT false"
+            ]
+        ),
+        // The review loop: every failed document, one review per document type of a transaction (and one per failure
+        // tied to none), with its error, attempts and sealed inputs, open until an operator or a later document closes it.
+        (
+            "v11-reviews",
+            [
+                """
+                CREATE TABLE reviews (
+                    id bigserial PRIMARY KEY,
+                    transaction_id text REFERENCES transactions(id),
+                    document_type text CHECK (document_type IS NULL OR document_type IN ('GOVERNMENT_ID','SELFIE','EMAIL','PHONE','VOICE')),
+                    kind text NOT NULL CHECK (kind IN ('capture','submission','unattached')),
+                    code text NOT NULL,
+                    message text NOT NULL,
+                    field text,
+                    source text NOT NULL,
+                    attempt integer NOT NULL CHECK (attempt >= 1),
+                    failed_at timestamptz NOT NULL,
+                    state text NOT NULL CHECK (state IN ('open','accepted','replayed','rejected','resolved')),
+                    inputs text,
+                    inputs_bytes bigint NOT NULL DEFAULT 0,
+                    inputs_state text NOT NULL CHECK (inputs_state IN ('kept','none','too-large','store-full','purged','expired')),
+                    document_id text,
+                    claim_owner text,
+                    claim_expires_at timestamptz,
+                    pending_state text,
+                    resolved_by text,
+                    resolved_at timestamptz,
+                    resolution text,
+                    note text,
+                    CHECK ((transaction_id IS NULL) = (kind = 'unattached'))
+                )
+                """,
+                "CREATE UNIQUE INDEX reviews_by_document ON reviews(transaction_id, document_type) WHERE transaction_id IS NOT NULL",
+                "CREATE INDEX reviews_by_state ON reviews(state, code)"
+            ]
         )
     ]
 

@@ -118,23 +118,59 @@ struct ReadReport: PostgresPreparedStatement {
 
 struct ReadTransaction: PostgresPreparedStatement {
     static let sql = """
-        SELECT \(transactionColumns), EXISTS(SELECT 1 FROM documents WHERE id = $2)
+        SELECT \(transactionColumns), false
         FROM transactions t WHERE t.id = $1
         """
-    static let bindingDataTypes: [PostgresDataType] = [.text, .text]
+    static let bindingDataTypes: [PostgresDataType] = [.text]
     typealias Row = TransactionColumns
 
     var id: String
-    var document: String?
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
+        var bindings = PostgresBindings(capacity: 1)
         bindings.append(id)
-        bindings.append(document)
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// The transaction, with what it holds of a document about to be collected: the one with its id or its fingerprint
+/// (its id and revision), and how many of its type.
+struct ReadTransactionProbing: PostgresPreparedStatement {
+    static let sql = """
+        SELECT \(transactionColumns), false, found.id, found.revision::int8,
+            (SELECT count(*) FROM documents d WHERE d.transaction_id = t.id AND d.document_type = $4)
+        FROM transactions t
+        LEFT JOIN LATERAL (
+            SELECT d.id, d.revision FROM documents d
+            WHERE d.transaction_id = t.id AND (d.id = $2 OR (d.document_type = $4 AND d.content_hash = $3 AND d.content_hash <> ''))
+            ORDER BY d.id = $2 DESC LIMIT 1
+        ) found ON true
+        WHERE t.id = $1
+        """
+    static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .text]
+    typealias Row = (TransactionColumns, String?, Int64?, Int64)
+
+    var id: String
+    var probe: DocumentProbe
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(id)
+        bindings.append(probe.id)
+        bindings.append(probe.fingerprint)
+        bindings.append(probe.type.rawValue)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let cells = row.makeRandomAccess()
+        return (
+            try row.decode(TransactionColumns.self), try cells[12].decode(String?.self), try cells[13].decode(Int64?.self),
+            try cells[14].decode(Int64.self)
+        )
+    }
 }
 
 struct ReadDocumentOwner: PostgresPreparedStatement {
@@ -215,8 +251,8 @@ struct InsertTransaction: PostgresPreparedStatement {
 enum StatusChangeStatement {
     static func prepared(_ change: StatusChange) -> any StatusChangeWriting {
         if let submission = change.submission { return WriteSubmissionEnd(change: change, submission: submission) }
-        guard let document = change.document, let fields = change.fields else { return WriteStatusChange(change: change) }
-        return WriteCollected(change: change, document: document, fields: fields)
+        guard let document = change.document, let stored = change.stored else { return WriteStatusChange(change: change) }
+        return WriteCollected(change: change, document: document, stored: stored)
     }
 
     fileprivate static let head = makeHead(gate: "")
@@ -236,6 +272,11 @@ enum StatusChangeStatement {
             SELECT moved.id, NULLIF(h.document_type, ''), h.from_status, h.to_status, $2, $10
             FROM moved, unnest($7::text[], $8::text[], $9::text[]) WITH ORDINALITY AS h(document_type, from_status, to_status, position)
             ORDER BY h.position RETURNING sequence
+        ), reviewed AS (
+            UPDATE reviews r SET state = COALESCE(r.pending_state, 'resolved'), resolved_at = $2, claim_owner = NULL,
+                claim_expires_at = NULL, pending_state = NULL
+            FROM moved, unnest($5::text[], $6::text[]) AS s(document_type, status)
+            WHERE r.transaction_id = moved.id AND r.document_type = s.document_type AND s.status = 'PROCESSED' AND r.state = 'open'
         )
         """
     }
@@ -294,26 +335,28 @@ struct WriteCollected: PostgresPreparedStatement, StatusChangeWriting {
     static let sql =
         StatusChangeStatement.head + """
             , document AS (
-                INSERT INTO documents (id, transaction_id, document_type, fields, source, content_hash, created_at)
-                SELECT $11, moved.id, $12, $13, $14, $15, $16 FROM moved
+                INSERT INTO documents (id, transaction_id, document_type, fields, source, content_hash, content_digest, revision, created_at)
+                SELECT $11, moved.id, $12, $13, $14, $15, $16, $17, $18 FROM moved
             )
             SELECT
             """ + " " + StatusChangeStatement.written
-    static let bindingDataTypes = StatusChangeStatement.headTypes + [.text, .text, .text, .text, .text, .timestamptz]
+    static let bindingDataTypes = StatusChangeStatement.headTypes + [.text, .text, .text, .text, .text, .text, .int4, .timestamptz]
     typealias Row = (Int, [Int64])
 
     var change: StatusChange
     var document: DocumentRecord
-    /// The document's fields as the `fields` column holds them (JSON, sealed in an encrypted store).
-    var fields: String
+    /// The document's columns as stored (fields and digest sealed in an encrypted store).
+    var stored: StoredDocument
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = StatusChangeStatement.headBindings(change, capacity: 16)
+        var bindings = StatusChangeStatement.headBindings(change, capacity: 18)
         bindings.append(document.id)
         bindings.append(document.type.rawValue)
-        bindings.append(fields)
+        bindings.append(stored.fields)
         bindings.append(document.source)
         bindings.append(document.contentHash)
+        bindings.append(stored.contentDigest)
+        bindings.append(Int32(clamping: stored.revision))
         bindings.append(document.createdAt)
         return bindings
     }

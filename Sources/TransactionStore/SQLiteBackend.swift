@@ -11,10 +11,32 @@ final class SQLiteBackend: StoreBackend {
     private let writer: any DatabaseWriter
     /// The wrapped key this process writes under (`expectKey`).
     private let expected = Mutex<String?>(nil)
+    /// The file opened, for a store in a file: a write checks that its path still names it.
+    private let file: FileIdentity?
 
-    init(writer: any DatabaseWriter, location: String) {
+    init(writer: any DatabaseWriter, location: String, file: FileIdentity? = nil) {
         self.writer = writer
         self.location = location
+        self.file = file
+    }
+
+    /// A file by its device and inode. SQLite goes on writing into a file deleted (or replaced) under it, and
+    /// everything written from then on is lost with the last descriptor: a re-run would submit it all again.
+    struct FileIdentity: Sendable {
+        let path: String
+        let device: UInt64
+        let inode: UInt64
+
+        init?(path: String) {
+            var status = stat()
+            guard stat(path, &status) == 0 else { return nil }
+            (self.path, device, inode) = (path, UInt64(status.st_dev), UInt64(status.st_ino))
+        }
+
+        var isStillThere: Bool {
+            var status = stat()
+            return stat(path, &status) == 0 && UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
+        }
     }
 
     /// The store's file at `path`, created (mode 0600) when `create` is true, its schema prepared (`SQLiteSchema`). An
@@ -34,7 +56,7 @@ final class SQLiteBackend: StoreBackend {
             }
             // Only once the file has shown itself a store: a file that is not one is left as it was.
             if existed { StoreFile.tightenPermissions(path, logger: logger) }
-            return SQLiteBackend(writer: pool, location: path)
+            return SQLiteBackend(writer: pool, location: path, file: FileIdentity(path: path))
         } catch let error as StoreError {
             throw error
         } catch {
@@ -72,28 +94,39 @@ final class SQLiteBackend: StoreBackend {
 
     func expectKey(_ wrapped: String?) { expected.withLock { $0 = wrapped } }
 
-    func readDocumentSecret() async throws(StoreError) -> String? {
-        try await read { db in try String.fetchOne(db, sql: "SELECT secret FROM documentIdentity WHERE id = 1") }
+    func readDocumentSecret() async throws(StoreError) -> (secret: String, randomIds: Bool)? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT secret, randomIds FROM documentIdentity WHERE id = 1").map { (try $0.value(0), try $0.value(1)) }
+        }
     }
 
     func recordDocumentSecret(
-        _ sealed: String, at time: Date, renaming rename: @escaping @Sendable ([LegacyDocument]) throws(StoreError) -> DocumentRenames
+        _ sealed: String, at time: Date, renaming rename: @escaping @Sendable (String, [LegacyDocument]) throws(StoreError) -> DocumentRenames
     ) async throws(StoreError) -> (secret: String, renamed: Int) {
         try await write { db in
-            if let stored = try String.fetchOne(db, sql: "SELECT secret FROM documentIdentity WHERE id = 1") { return (stored, 0) }
-            try db.execute(sql: "INSERT INTO documentIdentity (id, secret, createdAt) VALUES (1, ?, ?)", arguments: [sealed, time])
-            let legacy = try Row.fetchAll(db, sql: "SELECT id, transactionId, contentHash, fields FROM documents").map {
-                LegacyDocument(
-                    id: try $0.value("id"), transactionId: try $0.value("transactionId"), contentHash: try $0.value("contentHash"),
-                    fields: try $0.value("fields"))
+            let existing = try Row.fetchOne(db, sql: "SELECT secret, randomIds FROM documentIdentity WHERE id = 1")
+            if let existing, try existing.value(1) as Bool { return (try existing.value(0), 0) }
+            let secret: String = try existing?.value(0) ?? sealed
+            if existing == nil {
+                try db.execute(
+                    sql: "INSERT INTO documentIdentity (id, secret, createdAt, randomIds) VALUES (1, ?, ?, 1)", arguments: [secret, time])
+            } else {
+                try db.execute(sql: "UPDATE documentIdentity SET randomIds = 1 WHERE id = 1")
             }
-            let decided = try rename(legacy)
-            guard !decided.renames.isEmpty else { return (sealed, 0) }
+            let legacy = try Row.fetchAll(db, sql: "SELECT id, transactionId, documentType, contentHash, fields FROM documents").map {
+                LegacyDocument(
+                    id: try $0.value("id"), transactionId: try $0.value("transactionId"), type: try $0.value("documentType"),
+                    contentHash: try $0.value("contentHash"), fields: try $0.value("fields"))
+            }
+            let decided = try rename(secret, legacy)
+            guard !decided.renames.isEmpty else { return (secret, 0) }
             try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
+            // Fingerprints first cleared, so that no two rows share one while they are renamed.
+            try db.execute(sql: "UPDATE documents SET contentHash = ''")
             for rename in decided.renames {
                 try db.execute(
-                    sql: "UPDATE documents SET id = ?, contentHash = ?, fields = ? WHERE id = ?",
-                    arguments: [rename.to, rename.contentHash, rename.fields, rename.from])
+                    sql: "UPDATE documents SET id = ?, contentHash = ?, fields = ?, contentDigest = ? WHERE id = ?",
+                    arguments: [rename.to, rename.contentHash, rename.fields, rename.contentDigest, rename.from])
                 try db.execute(sql: "UPDATE submissions SET documentId = ? WHERE documentId = ?", arguments: [rename.to, rename.from])
             }
             let map = decided.map
@@ -105,11 +138,13 @@ final class SQLiteBackend: StoreBackend {
                         sql: "UPDATE transitions SET reason = ? WHERE sequence = ?", arguments: [renamed, try row.value("sequence") as Int64])
                 }
             }
-            return (sealed, decided.renames.count)
+            return (secret, decided.renames.count)
         }
     }
 
-    func changeKey(from old: String?, to new: String, at time: Date, _ rewrite: @escaping SealedRewrite) async throws(StoreError) -> Int {
+    func changeKey(
+        from old: String?, to new: String, at time: Date, _ rewrite: @escaping SealedRewrite, refingerprint: @escaping Refingerprint
+    ) async throws(StoreError) -> Int {
         let location = location
         return try await write(checkingKey: false) { db in
             if let old {
@@ -122,6 +157,13 @@ final class SQLiteBackend: StoreBackend {
                 }
                 try db.execute(sql: "INSERT INTO storeKeys (id, wrappedKey, createdAt) VALUES (1, ?, ?)", arguments: [new, time])
             }
+            // Fingerprints under the new secret, from the digests as they are sealed before the rewrite below.
+            for row in try Row.fetchAll(db, sql: "SELECT id, contentDigest FROM documents WHERE contentDigest IS NOT NULL") {
+                let id: String = try row.value(0)
+                try db.execute(
+                    sql: "UPDATE documents SET contentHash = ? WHERE id = ?", arguments: [try refingerprint(try row.value(1), id), id])
+            }
+            try db.execute(sql: "UPDATE documents SET contentHash = '' WHERE contentDigest IS NULL")
             var count = 0
             for (table, key, column, sealed, filter) in SQLiteRows.sealedValues {
                 for row in try Row.fetchAll(db, sql: "SELECT \(key), \(column) FROM \(table) WHERE \(column) IS NOT NULL AND \(filter)") {
@@ -154,10 +196,10 @@ final class SQLiteBackend: StoreBackend {
 
     // MARK: - Reads
 
-    func read(transaction id: String, document: String?) async throws(StoreError) -> (TransactionRow, Bool)? {
+    func read(transaction id: String, probe: DocumentProbe?) async throws(StoreError) -> (TransactionRow, ProbeResult?)? {
         try await read { db in
             guard let row = try SQLiteRows.transaction(db, id) else { return nil }
-            return (row, try document.map { try SQLiteRows.documentExists(db, $0) } ?? false)
+            return (row, try probe.map { try SQLiteRows.probe(db, transaction: id, $0) })
         }
     }
 
@@ -189,7 +231,10 @@ final class SQLiteBackend: StoreBackend {
                     sequence: try $0.value("sequence"), transactionId: try $0.value("transactionId"), documentType: try $0.value("documentType"),
                     from: try $0.value("fromStatus"), to: try $0.value("toStatus"), at: try $0.value("at"), reason: try $0.value("reason"))
             }
-            return ReportRows(transaction: transaction, documents: documents.map { ($0, byDocument[$0.id]) }, history: history)
+            let reviews = try Row.fetchAll(db, sql: SQLiteReviews.select + " WHERE r.transactionId = ? ORDER BY r.documentType", arguments: [id])
+                .map(SQLiteReviews.entry)
+            return ReportRows(
+                transaction: transaction, documents: documents.map { ($0, byDocument[$0.id]) }, history: history, reviews: reviews)
         }
     }
 
@@ -290,6 +335,10 @@ final class SQLiteBackend: StoreBackend {
             guard db.changesCount == 1 else { return nil }
             for (type, status) in change.statuses {
                 try db.cachedStatement(sql: SQLiteRows.HotPath.updateStatus).execute(arguments: [status, change.transactionId, type])
+                // A document processed closes its type's open review (as the action that was taken for it, if any).
+                if status == .processed {
+                    try db.cachedStatement(sql: SQLiteReviews.closeProcessed).execute(arguments: [change.time, change.transactionId, type])
+                }
             }
             var sequences: [Int64] = []
             for transition in change.transitions {
@@ -298,10 +347,11 @@ final class SQLiteBackend: StoreBackend {
                     arguments: [change.transactionId, documentType, transition.from, transition.to, change.time, change.reason])
                 sequences.append(db.lastInsertedRowID)
             }
-            if let document = change.document, let fields = change.fields {
+            if let document = change.document, let stored = change.stored {
                 try db.cachedStatement(sql: SQLiteRows.HotPath.insertDocument).execute(
                     arguments: [
-                        document.id, document.transactionId, document.type, fields, document.source, document.contentHash, document.createdAt
+                        document.id, document.transactionId, document.type, stored.fields, document.source, document.contentHash,
+                        stored.contentDigest, stored.revision, document.createdAt
                     ])
             }
             let submission = try change.submission.map { end in
@@ -403,8 +453,11 @@ final class SQLiteBackend: StoreBackend {
                         "UPDATE transactions SET verificationCode = '', signals = NULL, purgedAt = ?, version = version + 1 WHERE id = ? AND version = ?",
                     arguments: [time, id, version])
                 guard db.changesCount == 1 else { continue }
-                try db.execute(sql: "UPDATE documents SET fields = '' WHERE transactionId = ?", arguments: [id])
+                // Nothing that verifies a guess at what was removed stays: neither the fingerprint nor the digest.
+                try db.execute(
+                    sql: "UPDATE documents SET fields = '', contentHash = '', contentDigest = NULL WHERE transactionId = ?", arguments: [id])
                 try db.execute(sql: "DELETE FROM protectStates WHERE transactionId = ?", arguments: [id])
+                try db.execute(sql: SQLiteReviews.purge, arguments: [id])
                 try db.execute(
                     sql: """
                         INSERT INTO transitions (transactionId, documentType, fromStatus, toStatus, at, reason)
@@ -416,9 +469,30 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
+    // MARK: - The operator's view's sessions
+
+    // They hold no identity data and nothing sealed: written whatever key another process changed to.
+
+    func insertSession(hash: String, expiresAt: Date, at time: Date) async throws(StoreError) {
+        try await write(checkingKey: false) { db in
+            try db.execute(sql: "DELETE FROM operatorSessions WHERE expiresAt <= ?", arguments: [time])
+            try db.execute(
+                sql: "INSERT INTO operatorSessions (idHash, createdAt, expiresAt) VALUES (?, ?, ?)", arguments: [hash, time, expiresAt])
+        }
+    }
+
+    func sessionExpiry(hash: String) async throws(StoreError) -> Date? {
+        try await read { db in try Date.fetchOne(db, sql: "SELECT expiresAt FROM operatorSessions WHERE idHash = ?", arguments: [hash]) }
+    }
+
+    func deleteSession(hash: String) async throws(StoreError) {
+        try await write(checkingKey: false) { db in try db.execute(sql: "DELETE FROM operatorSessions WHERE idHash = ?", arguments: [hash]) }
+    }
+
     /// In one write transaction, refused once the store's key is no longer the one this process writes under.
-    private func write<T: Sendable>(checkingKey: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+    func write<T: Sendable>(checkingKey: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         let wrapped = expected.withLock { $0 }
+        if let file, !file.isStillThere { throw .fileGone(location) }
         do {
             return try await writer.write { db in
                 if checkingKey, try String.fetchOne(db.cachedStatement(sql: SQLiteRows.HotPath.dataKey)) != wrapped {
@@ -433,7 +507,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
             return try await writer.read(body)
         } catch let error as StoreError {

@@ -9,8 +9,11 @@ enum SQLiteRows {
         ("transactions", "id", "verificationCode", .verificationCode, "purgedAt IS NULL"),
         ("transactions", "id", "signals", .signals, "purgedAt IS NULL"),
         ("documents", "id", "fields", .documentFields, "fields <> ''"),
+        ("documents", "id", "contentDigest", .contentDigest, "1"),
         ("protectStates", "transactionId", "state", .protectState, "1"),
-        ("documentIdentity", "CAST(id AS TEXT)", "secret", .documentIdentity, "1")
+        ("documentIdentity", "CAST(id AS TEXT)", "secret", .documentIdentity, "1"),
+        ("reviews", "transactionId || '/' || documentType", "inputs", .reviewInputs, "transactionId IS NOT NULL"),
+        ("reviews", "transactionId || '/' || documentType", "note", .reviewNote, "transactionId IS NOT NULL")
     ]
 
     /// The list's lines for transaction rows, with their documents' statuses read in one query.
@@ -45,8 +48,15 @@ enum SQLiteRows {
         static let updateStatus = "UPDATE documentStatuses SET status = ? WHERE transactionId = ? AND documentType = ?"
         static let insertTransition =
             "INSERT INTO transitions (transactionId, documentType, fromStatus, toStatus, at, reason) VALUES (?, ?, ?, ?, ?, ?)"
-        static let insertDocument =
-            "INSERT INTO documents (id, transactionId, documentType, fields, source, contentHash, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        static let insertDocument = """
+            INSERT INTO documents (id, transactionId, documentType, fields, source, contentHash, contentDigest, revision, createdAt)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        static let probe = """
+            SELECT id, revision FROM documents
+            WHERE transactionId = ? AND (id = ? OR (documentType = ? AND contentHash = ? AND contentHash <> '')) ORDER BY id = ? DESC LIMIT 1
+            """
+        static let documentsOfType = "SELECT count(*) FROM documents WHERE transactionId = ? AND documentType = ?"
         static let saveSubmission = """
             INSERT INTO submissions (documentId, attempts, outcome, error, updatedAt, claimOwner, claimExpiresAt)
             VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -100,6 +110,15 @@ enum SQLiteRows {
         return row
     }
 
+    /// What the transaction holds for a document about to be collected.
+    static func probe(_ db: Database, transaction id: String, _ probe: DocumentProbe) throws -> ProbeResult {
+        let recorded = try Row.fetchOne(
+            db.cachedStatement(sql: HotPath.probe), arguments: [id, probe.id, probe.type, probe.fingerprint, probe.id]
+        ).map { (id: try $0.value(0) as String, revision: try $0.value(1) as Int) }
+        let count = try Int.fetchOne(db.cachedStatement(sql: HotPath.documentsOfType), arguments: [id, probe.type]) ?? 0
+        return ProbeResult(recorded: recorded, documentsOfType: count)
+    }
+
     static func documentExists(_ db: Database, _ id: String) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: HotPath.documentExists), arguments: [id]) ?? false
     }
@@ -129,6 +148,9 @@ extension DocumentStatus: DatabaseValueConvertible {}
 extension DocumentRequirement: DatabaseValueConvertible {}
 extension DocumentSubmissionStatus: DatabaseValueConvertible {}
 extension SubmissionOutcome: DatabaseValueConvertible {}
+extension ReviewKind: DatabaseValueConvertible {}
+extension ReviewState: DatabaseValueConvertible {}
+extension ReviewInputs: DatabaseValueConvertible {}
 
 extension Row {
     /// The column's value, or an error when it does not convert (never a trap, whatever a file holds).

@@ -132,6 +132,71 @@ enum SQLiteSchema {
                 createdAt DATETIME NOT NULL
             );
             """
+        ),
+        // The operator's view's browser sessions (`OperatorSessions`): a session id's HMAC under the token, with its
+        // expiry, so that a sign-out ends it for every `serve` process on the store and a restart keeps it.
+        (
+            "v9-operator-sessions",
+            """
+            CREATE TABLE operatorSessions (
+                idHash TEXT PRIMARY KEY NOT NULL CHECK (length(idHash) = 64),
+                createdAt DATETIME NOT NULL,
+                expiresAt DATETIME NOT NULL
+            );
+            CREATE INDEX operatorSessionsByExpiry ON operatorSessions(expiresAt);
+            """
+        ),
+        // Document ids become random: a document is recognised by its content fingerprint (HMAC under the document
+        // secret, unique in its transaction and type, emptied by a purge), made again from its sealed digest when the secret
+        // changes. Each document is its type's revision in its transaction, which names its submission. The documents
+        // an earlier release named from their content are renamed when a store opens (`openIdentity`).
+        (
+            "v10-random-document-ids",
+            """
+            ALTER TABLE documents ADD COLUMN revision INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1);
+            ALTER TABLE documents ADD COLUMN contentDigest TEXT;
+            UPDATE documents SET revision = 1 + (
+                SELECT count(*) FROM documents earlier
+                WHERE earlier.transactionId = documents.transactionId AND earlier.documentType = documents.documentType
+                    AND (earlier.createdAt < documents.createdAt OR (earlier.createdAt = documents.createdAt AND earlier.id < documents.id)));
+            CREATE UNIQUE INDEX documentsByRevision ON documents(transactionId, documentType, revision);
+            CREATE UNIQUE INDEX documentsByFingerprint ON documents(transactionId, documentType, contentHash) WHERE contentHash <> '';
+            ALTER TABLE documentIdentity ADD COLUMN randomIds INTEGER NOT NULL DEFAULT 0 CHECK (randomIds IN (0, 1));
+            """
+        ),
+        // The review loop: every failed document, one review per document type of a transaction (and one per failure
+        // tied to none), with its error, attempts and sealed inputs, open until an operator or a later document closes it.
+        (
+            "v11-reviews",
+            """
+            CREATE TABLE reviews (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                transactionId TEXT REFERENCES transactions(id),
+                documentType TEXT CHECK (documentType IS NULL OR documentType IN ('GOVERNMENT_ID','SELFIE','EMAIL','PHONE','VOICE')),
+                kind TEXT NOT NULL CHECK (kind IN ('capture','submission','unattached')),
+                code TEXT NOT NULL,
+                message TEXT NOT NULL,
+                field TEXT,
+                source TEXT NOT NULL,
+                attempt INTEGER NOT NULL CHECK (attempt >= 1),
+                failedAt DATETIME NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('open','accepted','replayed','rejected','resolved')),
+                inputs TEXT,
+                inputsBytes INTEGER NOT NULL DEFAULT 0,
+                inputsState TEXT NOT NULL CHECK (inputsState IN ('kept','none','too-large','store-full','purged','expired')),
+                documentId TEXT,
+                claimOwner TEXT,
+                claimExpiresAt DATETIME,
+                pendingState TEXT,
+                resolvedBy TEXT,
+                resolvedAt DATETIME,
+                resolution TEXT,
+                note TEXT,
+                CHECK ((transactionId IS NULL) = (kind = 'unattached'))
+            );
+            CREATE UNIQUE INDEX reviewsByDocument ON reviews(transactionId, documentType) WHERE transactionId IS NOT NULL;
+            CREATE INDEX reviewsByState ON reviews(state, code);
+            """
         )
     ]
 

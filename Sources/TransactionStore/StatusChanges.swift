@@ -1,11 +1,11 @@
 import Foundation
 import VerifyModel
 
-/// What a backend reads for a decision: the transaction, with the version its row had, and whether a
-/// document id is already recorded.
+/// What a backend reads for a decision: the transaction, with the version its row had, and what it holds of a
+/// document about to be collected.
 struct TransactionRead: Sendable {
     var transaction: StoredTransaction
-    var documentRecorded = false
+    var probe: ProbeResult?
     /// A write names the version it was decided on.
     var version: Int64 { transaction.version }
 }
@@ -33,11 +33,19 @@ struct StatusChange: Sendable {
     var time: Date
     var transitions: [StatusTransition]
     var reason: String
-    /// A new document, stored with its move to COLLECTED, and its fields as the column holds them.
+    /// A new document, stored with its move to COLLECTED, and its columns as stored.
     var document: DocumentRecord?
-    var fields: String?
+    var stored: StoredDocument?
     /// A submission's end, recorded with the document's move (one more attempt).
     var submission: SubmissionEnd?
+}
+
+/// A new document's columns as stored: its fields and content digest as their columns hold them (sealed in an encrypted
+/// store), and its revision.
+struct StoredDocument: Sendable {
+    var fields: String
+    var contentDigest: String?
+    var revision: Int
 }
 
 struct SubmissionEnd: Sendable {
@@ -82,7 +90,7 @@ extension TransactionStore {
         case .existing(let row):
             opened = try transactionRead(row).transaction
         case .concurrent:
-            guard let created = try await readRow(transaction: new.id, document: nil) else { throw .unknownTransaction(new.id) }
+            guard let created = try await readRow(transaction: new.id, probe: nil) else { throw .unknownTransaction(new.id) }
             opened = created.transaction
         }
         recent.remember(opened)
@@ -97,20 +105,30 @@ extension TransactionStore {
         return transaction
     }
 
-    /// Stores a new document and moves its type to COLLECTED; a document id seen before changes nothing. Always
-    /// reads: whether the document is recorded is part of the decision.
+    /// Stores a new document and moves its type to COLLECTED. A document its transaction holds already, under its id
+    /// or its content fingerprint (the same input run again), changes nothing: the one recorded is returned. A new one is
+    /// its type's next revision in the transaction. Always reads: what is recorded is part of the decision.
     package func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
-        try await retrying(document.transactionId, known: false) { _ throws(StoreError) -> CollectOutcome? in
-            guard let read = try await readRow(transaction: document.transactionId, document: document.id) else {
+        let probe = DocumentProbe(id: document.id, fingerprint: document.contentHash, type: document.type)
+        return try await retrying(document.transactionId, known: false) { _ throws(StoreError) -> CollectOutcome? in
+            guard let read = try await readRow(transaction: document.transactionId, probe: probe) else {
                 throw .unknownTransaction(document.transactionId)
             }
-            if read.documentRecorded { return .alreadyRecorded(read.transaction) }
+            if let recorded = read.probe?.recorded {
+                return .alreadyRecorded(
+                    read.transaction,
+                    RecordedDocument(id: recorded.id, transactionId: document.transactionId, type: document.type, revision: recorded.revision))
+            }
+            let revision = (read.probe?.documentsOfType ?? 0) + 1
             var change = try Self.change(.collect, to: document.type, of: read, reason: "document \(document.id) collected", at: time)
             change.document = document
-            change.fields = try FieldsColumn.encode(document, sealing)
+            change.stored = StoredDocument(
+                fields: try FieldsColumn.encode(document, sealing),
+                contentDigest: try sealing.seal(optional: document.contentDigest, .contentDigest, row: document.id), revision: revision)
             guard let written = try await backend.write(change) else { return nil }
             let (updated, records) = result(of: change, read.transaction, written)
-            return .collected(updated, records)
+            let recorded = RecordedDocument(id: document.id, transactionId: document.transactionId, type: document.type, revision: revision)
+            return .collected(updated, records, recorded)
         }
     }
 
@@ -127,14 +145,16 @@ extension TransactionStore {
         }
     }
 
-    /// The transaction's input ended (CONTRACT §1): every document still OPTIONAL becomes SKIPPED, in one write. nil
-    /// for an unknown transaction.
+    /// The transaction's input ended (CONTRACT §1): every document still OPTIONAL becomes SKIPPED, in one write, but
+    /// one under review (CONTRACT §12: it holds its transaction open until resolved). nil for an unknown transaction.
     package func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
         -> (StoredTransaction, [TransitionRecord])?
     {
-        try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, [TransitionRecord])?? in
+        let underReview = try await backend.openReviewTypes(of: transactionId)
+        return try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, [TransitionRecord])?? in
             guard let read = try await readTransaction(transactionId, unless: known) else { return .some(nil) }
-            let missing = read.transaction.state.documents.filter { $0.value == .optional }.keys.sorted { $0.rawValue < $1.rawValue }
+            let missing = read.transaction.state.documents.filter { $0.value == .optional && !underReview.contains($0.key) }.keys
+                .sorted { $0.rawValue < $1.rawValue }
             guard !missing.isEmpty else {
                 // "Nothing to skip" writes nothing, so no version check would catch a stale guess: confirm it on a read.
                 return known == nil ? .some((read.transaction, [])) : nil
@@ -257,14 +277,14 @@ extension TransactionStore {
     /// `known` when there is one, else the transaction as read now (and remembered).
     private func readTransaction(_ id: String, unless known: TransactionRead?) async throws(StoreError) -> TransactionRead? {
         if let known { return known }
-        return try await readRow(transaction: id, document: nil)
+        return try await readRow(transaction: id, probe: nil)
     }
 
-    /// The transaction as stored, opened and remembered, and whether `document` is recorded.
-    func readRow(transaction id: String, document: String?) async throws(StoreError) -> TransactionRead? {
-        guard let (row, recorded) = try await backend.read(transaction: id, document: document) else { return nil }
+    /// The transaction as stored, opened and remembered, and what it holds for `probe`.
+    func readRow(transaction id: String, probe: DocumentProbe?) async throws(StoreError) -> TransactionRead? {
+        guard let (row, found) = try await backend.read(transaction: id, probe: probe) else { return nil }
         var read = try transactionRead(row)
-        read.documentRecorded = recorded
+        read.probe = found
         recent.remember(read.transaction)
         return read
     }

@@ -52,6 +52,8 @@ struct ReportRows: Sendable {
     var transaction: TransactionRow
     var documents: [(DocumentRow, SubmissionRecord?)]
     var history: [TransitionRecord]
+    /// Its documents' reviews, by document type.
+    var reviews: [ReviewEntry] = []
 }
 
 /// A transaction a purge may take, with what the store needs to decide whether it is finished.
@@ -66,10 +68,11 @@ struct PurgeCandidate: Sendable {
     var documents: Int
 }
 
-/// A document as a release before the document secret named it, and what the store renames it to.
+/// A document as a release before random ids named it (from its content), and what the store renames it to.
 struct LegacyDocument: Sendable {
     var id: String
     var transactionId: String
+    var type: DocumentType
     var contentHash: String
     var fields: String
 }
@@ -77,14 +80,20 @@ struct LegacyDocument: Sendable {
 struct DocumentRename: Sendable {
     var from: String
     var to: String
+    /// Its content fingerprint ("" when it has none: a purged document).
     var contentHash: String
     /// The fields sealed to the new id.
     var fields: String
+    /// Its content digest sealed to the new id, when known.
+    var contentDigest: String?
 }
 
 /// A sealed value as the store turns it into another (sealed under a new key, or naming renamed documents); the
 /// same string when nothing changes.
 package typealias SealedRewrite = @Sendable (_ stored: String, _ column: SealedColumn, _ row: String) throws(StoreError) -> String
+
+/// A document's fingerprint under a new document secret, from its content digest as stored (sealed under the old key).
+typealias Refingerprint = @Sendable (_ storedDigest: String, _ documentId: String) throws(StoreError) -> String
 
 /// What the store decided for the documents an earlier release named, and how to rewrite the sealed texts that name
 /// them (other parts' values included).
@@ -92,6 +101,45 @@ struct DocumentRenames: Sendable {
     var renames: [DocumentRename]
     var rewrite: SealedRewrite
     var map: [String: String] { Dictionary(uniqueKeysWithValues: renames.map { ($0.from, $0.to) }) }
+}
+
+/// A document about to be collected, looked for in its transaction: by its id, or by its type and content fingerprint.
+struct DocumentProbe: Sendable {
+    var id: String
+    var fingerprint: String
+    var type: DocumentType
+}
+
+/// What a transaction holds for a probe: the document already recorded, if any, and how many of its type it holds.
+struct ProbeResult: Sendable {
+    var recorded: (id: String, revision: Int)?
+    var documentsOfType: Int
+}
+
+/// A failure as a backend writes it: its inputs sealed, and whether it is attached to its transaction (decided by
+/// `TransactionStore.recordFailure`).
+struct ReviewWrite: Sendable {
+    /// nil: unattached.
+    var transactionId: String?
+    var type: DocumentType?
+    var kind: ReviewKind
+    var code: String
+    var message: String
+    var field: String?
+    var source: String
+    /// Sealed (bound to `ReviewWrite.sealingRow`); nil when none is kept.
+    var inputs: String?
+    var inputsBytes: Int
+    /// `kept` when `inputs` is given, else why not.
+    var inputsState: ReviewInputs
+    var documentId: String?
+    /// An existing review keeps its inputs as they are (`inputs` is then nil).
+    var keepInputs = false
+    /// The history row's reason.
+    var history: String
+
+    /// The row a review's sealed values are bound to: its transaction and document type (its slot in the transaction).
+    static func sealingRow(_ transactionId: String, _ type: DocumentType) -> String { "\(transactionId)/\(type.rawValue)" }
 }
 
 /// How Protect's state changes in `updateProtectState`.
@@ -115,26 +163,31 @@ protocol StoreBackend: Sendable {
     /// This process writes only while the recorded key is `wrapped`: once another encrypted the store or rotated its
     /// key, its values would not open among the others (`StoreError.keyChangedElsewhere`).
     func expectKey(_ wrapped: String?)
-    /// The document secret as stored (sealed in an encrypted store); nil when the store has none yet.
-    func readDocumentSecret() async throws(StoreError) -> String?
-    /// Records the secret unless another process recorded one first (then returns that one), and renames the
-    /// documents an earlier release named as `rename` decides, in the same database transaction. Returns the secret
-    /// recorded and how many documents were renamed.
+    /// The document secret as stored (sealed in an encrypted store), and whether the store's documents have random
+    /// ids (false: an earlier release named them from their content); nil when the store has no secret yet.
+    func readDocumentSecret() async throws(StoreError) -> (secret: String, randomIds: Bool)?
+    /// Records `sealed` as the secret unless the store has one (then keeps that one), and, unless the documents have
+    /// random ids already, renames every document as `rename` decides (given the secret in force) and records that
+    /// they have, in one database transaction. Returns the secret recorded and how many documents were renamed.
     func recordDocumentSecret(
         _ sealed: String, at time: Date,
-        renaming rename: @escaping @Sendable ([LegacyDocument]) throws(StoreError) -> DocumentRenames
+        renaming rename: @escaping @Sendable (_ secret: String, [LegacyDocument]) throws(StoreError) -> DocumentRenames
     ) async throws(StoreError) -> (secret: String, renamed: Int)
-    /// Replaces the recorded key `old` (nil: none, the store is in clear) with `new`, and every sealed value with
-    /// `rewrite` of it, in one database transaction; returns how many values. Refused when the key is not `old`.
-    func changeKey(from old: String?, to new: String, at time: Date, _ rewrite: @escaping SealedRewrite) async throws(StoreError) -> Int
+    /// Replaces the recorded key `old` (nil: none, the store is in clear) with `new`, every sealed value with
+    /// `rewrite` of it, and every content fingerprint with `refingerprint` of its document's digest (a document
+    /// without one keeps no fingerprint), in one database transaction; returns how many values. Refused when the key
+    /// is not `old`.
+    func changeKey(
+        from old: String?, to new: String, at time: Date, _ rewrite: @escaping SealedRewrite, refingerprint: @escaping Refingerprint
+    ) async throws(StoreError) -> Int
     /// Rewrites what holds removed or replaced values (after a purge, `resealed` after a key change), so that they
     /// leave the files.
     func reclaim(resealed: Bool) async throws(StoreError)
 
     // MARK: Reads
 
-    /// The transaction, and whether `document` is recorded (false when not asked).
-    func read(transaction id: String, document: String?) async throws(StoreError) -> (TransactionRow, Bool)?
+    /// The transaction, and what it holds for `probe` (nil when not asked).
+    func read(transaction id: String, probe: DocumentProbe?) async throws(StoreError) -> (TransactionRow, ProbeResult?)?
     /// The transaction that owns a document, and the document's type.
     func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRow, DocumentType)?
     func document(id: String) async throws(StoreError) -> DocumentRow?
@@ -176,7 +229,46 @@ protocol StoreBackend: Sendable {
     /// The transactions not purged yet that are beyond the newest `keepNewest` (by creation) or created before
     /// `createdBefore`, oldest first.
     func purgeCandidates(keepNewest: Int?, createdBefore: Date?) async throws(StoreError) -> [PurgeCandidate]
-    /// Empties the identity data of the transactions still at their version, records the purge in their history, in
-    /// one database transaction; returns the ids it purged.
+    /// Empties the identity data of the transactions still at their version (their documents' fields, content
+    /// fingerprints and digests too), records the purge in their history, in one database transaction; returns the ids
+    /// it purged.
     func purge(_ transactions: [(id: String, version: Int64)], at time: Date, reason: String) async throws(StoreError) -> [String]
+
+    // MARK: Reviews
+
+    /// Records a failure: a review of its own for an unattached one; for one attached to a transaction, the review of its
+    /// document type, made or opened again (one more attempt, the new error and inputs, any claim ended), with a history
+    /// row. Inputs are kept only while those kept stay within `maxStoreBytes` (else `storeFull`).
+    func recordReview(_ write: ReviewWrite, maxStoreBytes: Int, at time: Date) async throws(StoreError) -> ReviewEntry
+    func reviews(_ filter: ReviewFilter, limit: Int, offset: Int) async throws(StoreError) -> [ReviewEntry]
+    func review(id: Int64) async throws(StoreError) -> ReviewEntry?
+    func review(transactionId: String, type: DocumentType) async throws(StoreError) -> ReviewEntry?
+    /// The review's inputs as stored (sealed in an encrypted store).
+    func reviewInputs(id: Int64) async throws(StoreError) -> String?
+    /// Takes an open review for `action` unless another owner holds it unexpired, recording the action it will close
+    /// with; with `history`, a history row on the transaction.
+    func claimReview(
+        id: Int64, owner: String, action: ReviewAction, operator name: String, until expiry: Date, at time: Date, history: String?
+    ) async throws(StoreError) -> ReviewClaim
+    /// Closes the open review `owner` holds as `state`, with a history row; false when it is not open or not theirs.
+    func resolveReview(
+        id: Int64, owner: String, state: ReviewState, resolution: String?, note: String?, at time: Date, history: String
+    ) async throws(StoreError) -> Bool
+    /// Ends `owner`'s claim on the review without closing it.
+    func releaseReview(id: Int64, owner: String) async throws(StoreError)
+    /// A history row on the review's transaction (an export).
+    func recordReviewEvent(id: Int64, at time: Date, history: String) async throws(StoreError)
+    /// The document types of the transaction with an open review.
+    func openReviewTypes(of transactionId: String) async throws(StoreError) -> Set<DocumentType>
+    func reviewCounts() async throws(StoreError) -> ReviewCounts
+    /// Removes the kept inputs of reviews that failed before `time` (`ReviewInputs.expired`); returns how many.
+    func expireReviewInputs(failedBefore time: Date) async throws(StoreError) -> Int
+
+    // MARK: The operator's view's sessions
+
+    /// Records a session by its id's hash, after deleting every session expired at `time`.
+    func insertSession(hash: String, expiresAt: Date, at time: Date) async throws(StoreError)
+    /// The session's expiry; nil when there is no such session.
+    func sessionExpiry(hash: String) async throws(StoreError) -> Date?
+    func deleteSession(hash: String) async throws(StoreError)
 }

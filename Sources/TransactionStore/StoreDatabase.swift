@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// A PostgreSQL database with a running connection pool, shared by the parts that keep their tables in it (the
 /// transaction store, the work queue): connections and transactions with errors turned into `StoreError`, and
@@ -14,21 +15,56 @@ package struct StoreDatabase: Sendable {
     /// Every ledger's migrations run under this one advisory lock: processes that start together take turns.
     static let migrationLock: Int64 = 7_362_811
 
-    package func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
-        do {
-            return try await client.withConnection { connection in try await body(connection) }
-        } catch {
-            throw Self.storeError(error)
-        }
+    package func withConnection<T: Sendable>(
+        answerWithin deadline: Duration? = Self.answerTimeout, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws(StoreError) -> T {
+        let client = client
+        return try await Self.bounded(deadline) { try await client.withConnection { connection in try await body(connection) } }
     }
 
     /// `body` in one database transaction, committed when it returns, rolled back when it throws.
-    package func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
-        do {
-            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
-        } catch {
-            throw Self.storeError(error)
+    package func transaction<T: Sendable>(
+        answerWithin deadline: Duration? = Self.answerTimeout, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws(StoreError) -> T {
+        let client = client, logger = logger
+        return try await Self.bounded(deadline) {
+            try await client.withTransaction(logger: logger) { connection in try await body(connection) }
         }
+    }
+
+    /// How long an ordinary store operation waits for the database (the long ones, a key change or a migration,
+    /// wait as long as they take). A session ended under a query (`pg_terminate_backend`, a server's crash) can leave
+    /// postgres-nio waiting for an answer that never comes, and a frozen server never answers at all: past this, the
+    /// operation fails with a store error, which a worker takes as the database's and not the document's.
+    package static let answerTimeout = Duration.seconds(30)
+
+    /// `operation`'s result, or a store error once `deadline` has passed. The operation runs in a task of its own,
+    /// cancelled with the caller or at the deadline; one that ignores its cancellation is left behind, not waited for.
+    static func bounded<T: Sendable>(
+        _ deadline: Duration?, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws(StoreError) -> T {
+        guard let deadline else {
+            do { return try await operation() } catch { throw storeError(error) }
+        }
+        let task = Task { try await operation() }
+        let result: Result<T, any Error> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>, Never>) in
+                let slot = FirstAnswer(continuation)
+                let timer = Task {
+                    do { try await Task.sleep(for: deadline) } catch { return }  // the answer came first
+                    slot.resume(.failure(StoreError.database("the database did not answer within \(deadline.components.seconds) s")))
+                }
+                Task {
+                    let result = await task.result
+                    timer.cancel()
+                    slot.resume(result)
+                }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+        task.cancel()  // at the deadline; a no-op once it has finished
+        do { return try result.get() } catch { throw storeError(error) }
     }
 
     /// Applies the migrations `ledger` has not recorded, in order, in one database transaction. A database whose
@@ -41,7 +77,7 @@ package struct StoreDatabase: Sendable {
         renamed: [String: String] = [:], adoptingFrom previous: String? = nil
     ) async throws(StoreError) {
         let location = location, logger = logger
-        try await transaction { connection in
+        try await transaction(answerWithin: nil) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
             try await connection.query(
                 PostgresQuery(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(ledger) (identifier text PRIMARY KEY)"),
@@ -125,5 +161,18 @@ package struct StoreDatabase: Sendable {
             return .database(error.serverInfo?[.message] ?? "PostgreSQL error \(error.code)")
         }
         return .database("\(type(of: error))")
+    }
+}
+
+/// The first of several answers resumes the waiting caller; the others are dropped.
+package final class FirstAnswer<T: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<T, Never>?>
+
+    package init(_ continuation: CheckedContinuation<T, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    package func resume(_ answer: T) {
+        continuation.withLock { $0.take() }?.resume(returning: answer)
     }
 }

@@ -84,11 +84,17 @@ package struct SealedColumn: RawRepresentable, Sendable, Hashable {
     }
 
     static let documentFields = SealedColumn(rawValue: "documents.fields")
+    /// A document's plain content digest, from which its fingerprint is made again under a new document secret.
+    static let contentDigest = SealedColumn(rawValue: "documents.contentDigest")
     static let verificationCode = SealedColumn(rawValue: "transactions.verificationCode")
     static let signals = SealedColumn(rawValue: "transactions.signals")
     static let protectState = SealedColumn(rawValue: "protectStates.state")
-    /// The secret document ids are made with (`DocumentIdentity`), one row.
+    /// The secret content fingerprints are keyed with (`DocumentIdentity`), one row.
     static let documentIdentity = SealedColumn(rawValue: "documentIdentity.secret")
+    /// What a failed document was made from, kept for its review (`ReviewValues`).
+    static let reviewInputs = SealedColumn(rawValue: "reviews.inputs")
+    /// An operator's note on a rejected review.
+    static let reviewNote = SealedColumn(rawValue: "reviews.note")
 }
 
 /// Whether a store seals its values, and the sealing and opening itself. A sealed value is `$vp1$` and the base64 of

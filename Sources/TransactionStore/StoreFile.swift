@@ -5,19 +5,29 @@ import Logging
 /// The SQLite store's file: created for its owner only, kept that way, opened by processes that race to set it up.
 enum StoreFile {
     /// Creates the file with mode 0600 unless it exists: SQLite gives the -wal and -shm files the same mode. Another
-    /// process may create it first (EEXIST): both then open the same store. Returns whether it existed.
+    /// process may create it first (EEXIST): both then open the same store. A symlink to a file not there yet (a store
+    /// kept on another volume) has that file created, 0600 too: O_EXCL would refuse the link itself. Returns whether
+    /// it existed.
     static func create(_ path: String, allowed: Bool) throws(StoreError) -> Bool {
         if FileManager.default.fileExists(atPath: path) { return true }
         guard allowed else { throw .cannotOpen("no store at \(path)") }
-        let descriptor = Foundation.open(path, O_CREAT | O_WRONLY | O_EXCL, 0o600)
+        var link = stat()
+        let dangling = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
+        let descriptor = Foundation.open(path, O_CREAT | O_WRONLY | O_CLOEXEC | (dangling ? 0 : O_EXCL), 0o600)
         guard descriptor >= 0 || errno == EEXIST else { throw .cannotOpen("cannot create \(path): \(String(cString: strerror(errno)))") }
         if descriptor >= 0 { close(descriptor) }
         return false
     }
 
-    /// Identity data: the store and its -wal and -shm files are for their owner only.
+    /// Identity data: the store and its -wal and -shm files are for their owner only. Through a symlink, SQLite keeps
+    /// them beside the file the link names.
     static func tightenPermissions(_ path: String, logger: Logger) {
-        for file in [path, path + "-wal", path + "-shm"] {
+        let store =
+            realpath(path, nil).map { resolved in
+                defer { free(resolved) }
+                return String(cString: resolved)
+            } ?? path
+        for file in [store, store + "-wal", store + "-shm"] {
             var status = stat()
             guard stat(file, &status) == 0, status.st_mode & 0o077 != 0 else { continue }
             let before = String(status.st_mode & 0o777, radix: 8)

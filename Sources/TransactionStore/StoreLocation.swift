@@ -176,19 +176,39 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         in database: StoreDatabase, create: Bool, readOnly: Bool, encryption: StoreEncryption, logger: Logger,
         neighbours: [any PostgresNeighbour]
     ) async throws -> TransactionStore {
-        do {
-            if create {
-                try await PostgresSchema.migrate(database)
-            } else {
-                try await PostgresSchema.requireSchema(database, complete: readOnly)
-                if !readOnly { try await PostgresSchema.migrate(database) }
+        // A session ended or a server restarting while the store opens (a worker starting beside a failover) is tried
+        // again, about 7 s in all; every step of the opening may be done again.
+        var pauses = Self.openRetryPauses[...]
+        while true {
+            let failure: String
+            do {
+                return try await openOnce(
+                    in: database, create: create, readOnly: readOnly, encryption: encryption, logger: logger, neighbours: neighbours)
+            } catch let error as StoreError {
+                guard case .database(let message) = error else { throw error }
+                failure = message
             }
-            return try await TransactionStore(
-                backend: PostgresBackend(database: database, neighbours: neighbours), encryption: encryption, logger: logger)
-        } catch StoreError.database(let message) {
-            throw StoreError.cannotOpen("\(description): \(message)")
+            guard let pause = pauses.popFirst(), !Task.isCancelled else { throw StoreError.cannotOpen("\(description): \(failure)") }
+            logger.notice("the store could not be opened; trying again", metadata: ["pause": "\(pause)"])
+            try await Task.sleep(for: pause)
         }
     }
+
+    private func openOnce(
+        in database: StoreDatabase, create: Bool, readOnly: Bool, encryption: StoreEncryption, logger: Logger,
+        neighbours: [any PostgresNeighbour]
+    ) async throws -> TransactionStore {
+        if create {
+            try await PostgresSchema.migrate(database)
+        } else {
+            try await PostgresSchema.requireSchema(database, complete: readOnly)
+            if !readOnly { try await PostgresSchema.migrate(database) }
+        }
+        return try await TransactionStore(
+            backend: PostgresBackend(database: database, neighbours: neighbours), encryption: encryption, logger: logger)
+    }
+
+    static let openRetryPauses: [Duration] = [.milliseconds(250), .seconds(1), .seconds(2), .seconds(4)]
 
     /// Connects once, within the connect timeout, before the pool starts: the pool itself retries a refused connection
     /// or a wrong password for ever, so a command would hang without a word. Any failure is `cannotOpen` with the
@@ -243,6 +263,9 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         if let message = error.serverInfo?[.message] { return message }
         switch error.code {
         case .sslUnsupported: return "the server does not offer TLS, which sslmode requires"
+        case .authMechanismRequiresPassword: return "the server asks for a password: set PGPASSWORD (or put it in the store URL)"
+        case .unsupportedAuthMechanism: return "the server asks for an authentication method this client does not speak (use scram-sha-256 or md5)"
+        case .serverClosedConnection, .uncleanShutdown: return "the server closed the connection"
         default:
             if let underlying = error.underlying {
                 if underlying is NIOSSLError {
@@ -253,12 +276,17 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
                 if underlying is NIOSSLExtraError {
                     return "the server's TLS certificate does not name the host in the store URL"
                 }
+                if let connection = underlying as? NIOConnectionError, connection.connectionErrors.isEmpty,
+                    connection.dnsAError != nil || connection.dnsAAAAError != nil
+                {
+                    return "the host name does not resolve"
+                }
                 let network = (underlying as? NIOConnectionError)?.connectionErrors.last?.error ?? underlying
                 if case .connectTimeout? = network as? ChannelError { return silence(timeout) }
                 if let io = network as? IOError { return "cannot connect: \(String(cString: strerror(io.errnoCode)))" }
                 return "cannot connect (\(type(of: network)))"
             }
-            return "cannot connect (\(error.code))"
+            return "cannot connect"
         }
     }
 

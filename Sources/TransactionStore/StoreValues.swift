@@ -47,19 +47,23 @@ package struct NewTransaction: Sendable, Equatable {
 
 /// A captured and parsed document.
 package struct DocumentRecord: Sendable, Equatable {
-    /// Stable across re-runs of the same input: derived from the transaction and the content.
+    /// Random (`DocumentIdentity.newDocumentId`): a re-run of the same input finds the document by its fingerprint.
     package var id: String
     package var transactionId: String
     package var type: DocumentType
     package var fields: DocumentFields
     /// Where it came from (a path, or a stream line's id); never personal data.
     package var source: String
+    /// The content fingerprint (`DocumentIdentity.fingerprint`): how the store recognises the same document again.
     package var contentHash: String
+    /// The plain `ContentDigest` the fingerprint is made from, kept sealed so that a new secret can fingerprint the
+    /// document again; nil when unknown (and as read back: it is never shown).
+    package var contentDigest: String?
     package var createdAt: Date
 
     package init(
         id: String, transactionId: String, type: DocumentType, fields: DocumentFields, source: String,
-        contentHash: String, createdAt: Date
+        contentHash: String, contentDigest: String? = nil, createdAt: Date
     ) {
         self.id = id
         self.transactionId = transactionId
@@ -67,6 +71,7 @@ package struct DocumentRecord: Sendable, Equatable {
         self.fields = fields
         self.source = source
         self.contentHash = contentHash
+        self.contentDigest = contentDigest
         self.createdAt = createdAt
     }
 }
@@ -136,14 +141,16 @@ package struct TransactionReport: Sendable, Equatable {
     package var history: [TransitionRecord]
     /// Whether the transaction's identity data is in the store in clear, sealed, or purged.
     package var data: DataState
+    /// The reviews of its documents that failed, by document type (CONTRACT §12).
+    package var reviews: [ReviewEntry] = []
 }
 
 /// How `collect` went.
 package enum CollectOutcome: Sendable, Equatable {
     /// The document was new: it was stored and these transitions applied.
-    case collected(StoredTransaction, [TransitionRecord])
-    /// A document with this id was recorded before: nothing changed.
-    case alreadyRecorded(StoredTransaction)
+    case collected(StoredTransaction, [TransitionRecord], RecordedDocument)
+    /// The transaction holds it already (its id, or its content fingerprint: the same input again): nothing changed.
+    case alreadyRecorded(StoredTransaction, RecordedDocument)
 }
 
 package enum StoreError: CodedError, Equatable, CustomStringConvertible {
@@ -182,6 +189,11 @@ package enum StoreError: CodedError, Equatable, CustomStringConvertible {
         .cannotOpen(
             "\(location) has \(count) other session(s) connected (a worker, a run, serve): stop every process using the store, then "
                 + (encrypting ? "encrypt it" : "rotate its key"))
+    }
+    /// The store's file was deleted, moved or replaced while this process had it open: nothing more is written.
+    static func fileGone(_ location: String) -> StoreError {
+        .cannotOpen(
+            "the store file \(location) was deleted, moved or replaced while in use: nothing more is written to it")
     }
     /// A file that is not a store, or one SQLite cannot open.
     static func unreadable(_ location: String, _ reason: String) -> StoreError { .cannotOpen("\(location): \(reason)") }
@@ -331,4 +343,12 @@ package struct PurgeOutcome: Sendable, Equatable {
     package var transactions: [String]
     /// Their documents.
     package var documents: Int
+    /// Failed documents whose inputs, kept for review, went by their age.
+    package var reviewInputs = 0
+
+    package init(transactions: [String], documents: Int, reviewInputs: Int = 0) {
+        self.transactions = transactions
+        self.documents = documents
+        self.reviewInputs = reviewInputs
+    }
 }

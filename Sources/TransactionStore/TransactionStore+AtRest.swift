@@ -8,20 +8,33 @@ extension TransactionStore {
     /// be submitted. Their statuses and history stay, and the purge is added to the history. A dry run only says
     /// which. The files are rewritten afterwards (SQLite) so the purged bytes leave them. A transaction that changes
     /// between the selection and the purge is left for the next one.
-    package func purge(_ retention: Retention, at time: Date, dryRun: Bool) async throws(StoreError) -> PurgeOutcome {
-        guard retention.mode != .none else { return PurgeOutcome(transactions: [], documents: 0) }
+    ///
+    /// Failed documents' inputs kept for review longer than `reviewInputsMaxAge` are removed whatever the retention
+    /// mode, `none` included (counted in `reviewInputs`).
+    package func purge(
+        _ retention: Retention, reviewInputsMaxAge: TimeInterval? = nil, at time: Date, dryRun: Bool
+    ) async throws(StoreError) -> PurgeOutcome {
+        var expired = 0
+        if let age = reviewInputsMaxAge, !dryRun {
+            expired = try await backend.expireReviewInputs(failedBefore: time.addingTimeInterval(-age))
+        }
+        guard retention.mode != .none else {
+            if expired > 0 { try await backend.reclaim(resealed: false) }
+            return PurgeOutcome(transactions: [], documents: 0, reviewInputs: expired)
+        }
         let candidates = try await backend.purgeCandidates(
             keepNewest: retention.byCount ? retention.keep : nil,
             createdBefore: retention.byAge ? time.addingTimeInterval(-retention.maxAge) : nil)
         let finished = candidates.filter { Self.isFinished($0, at: time) }
         guard !dryRun, !finished.isEmpty else {
-            return PurgeOutcome(transactions: finished.map(\.id), documents: finished.reduce(0) { $0 + $1.documents })
+            if expired > 0 { try await backend.reclaim(resealed: false) }
+            return PurgeOutcome(transactions: finished.map(\.id), documents: finished.reduce(0) { $0 + $1.documents }, reviewInputs: expired)
         }
         let purged = Set(try await backend.purge(finished.map { ($0.id, $0.version) }, at: time, reason: retention.reason))
         let taken = finished.filter { purged.contains($0.id) }
         recent.forget(taken.map(\.id))
-        if !taken.isEmpty { try await backend.reclaim(resealed: false) }
-        return PurgeOutcome(transactions: taken.map(\.id), documents: taken.reduce(0) { $0 + $1.documents })
+        if !taken.isEmpty || expired > 0 { try await backend.reclaim(resealed: false) }
+        return PurgeOutcome(transactions: taken.map(\.id), documents: taken.reduce(0) { $0 + $1.documents }, reviewInputs: expired)
     }
 
     /// Nothing more will happen to it: COMPLETED, or expired with no document waiting for its submission.
@@ -49,20 +62,30 @@ extension TransactionStore {
         return try await changeKey(from: current, to: (.sealed(dataKey), try key.wrap(dataKey)), at: time)
     }
 
-    /// Every sealed value opened with the old sealing and sealed with the new one; then the files rewritten.
+    /// Every sealed value opened with the old sealing and sealed with the new one, under a new document secret whose
+    /// fingerprints are made from the documents' sealed digests; then the files rewritten. Whoever holds the retired key
+    /// and a copy taken before has the retired secret: it matches no fingerprint of what is written after.
     private func changeKey(
         from old: (sealing: StoreSealing, wrapped: String?), to new: (sealing: StoreSealing, wrapped: String),
         at time: Date
     ) async throws(StoreError) -> Int {
+        let secret = DocumentIdentity.generate()
         let count = try await backend.changeKey(from: old.wrapped, to: new.wrapped, at: time) { stored, column, row throws(StoreError) in
-            // Protect's state stays JSON in its column: sealed, a JSON string holding the sealed value.
-            if column == .protectState {
+            switch column {
+            case .documentIdentity:
+                return try new.sealing.seal(secret.stored, column, row: row)
+            case .protectState:
+                // Protect's state stays JSON in its column: sealed, a JSON string holding the sealed value.
                 let json = try ProtectStateColumn.open(json: stored, old.sealing, row: row)
                 return try ProtectStateColumn.seal(json: json, new.sealing, row: row)
+            default:
+                return try new.sealing.seal(try old.sealing.open(stored, column, row: row), column, row: row)
             }
-            return try new.sealing.seal(try old.sealing.open(stored, column, row: row), column, row: row)
+        } refingerprint: { storedDigest, documentId throws(StoreError) in
+            secret.fingerprint(contentDigest: try old.sealing.open(storedDigest, .contentDigest, row: documentId))
         }
         keys.withLock { $0 = (new.sealing, new.wrapped) }
+        identity.withLock { $0 = secret }
         backend.expectKey(new.wrapped)
         try await backend.reclaim(resealed: true)
         return count

@@ -18,19 +18,20 @@ package final class TransactionStore: Sendable {
     /// How values are sealed, and the data key as the store keeps it wrapped (nil in clear). `encrypt` and
     /// `rotateKey` change them.
     let keys: Mutex<(sealing: StoreSealing, wrapped: String?)>
-    private let identity: DocumentIdentity
+    /// The document secret; made anew with each key change.
+    let identity: Mutex<DocumentIdentity>
 
     package var sealing: StoreSealing { keys.withLock { $0.sealing } }
     /// Whether the values holding identity data are sealed.
     package var isEncrypted: Bool { sealing.isSealed }
     /// The file or the database, for messages.
     package var location: String { backend.location }
-    /// The secret the pipeline names documents with (`DocumentIdentity`).
-    package func documentIdentity() throws(StoreError) -> DocumentIdentity { identity }
+    /// The secret the pipeline fingerprints documents with (`DocumentIdentity`).
+    package func documentIdentity() throws(StoreError) -> DocumentIdentity { identity.withLock { $0 } }
 
     /// Opens the store in `backend`: its data key is unwrapped with `encryption`'s key, or made for a new store that
     /// requires encryption (unless another process recorded one first: then that one must open); its document secret
-    /// is read, or made for a store without one (whose documents, named by an earlier release, are renamed with it).
+    /// is read, or made for a store without one; documents an earlier release named from their content get random ids.
     init(
         backend: any StoreBackend, encryption: StoreEncryption, logger: Logger = Logger(label: "verify-pipeline.store")
     ) async throws(StoreError) {
@@ -48,41 +49,53 @@ package final class TransactionStore: Sendable {
         }
         keys = Mutex((sealing, recorded))
         backend.expectKey(recorded)
-        identity = try await Self.openIdentity(backend, sealing, logger: logger)
+        identity = Mutex(try await Self.openIdentity(backend, sealing, logger: logger))
     }
 
     private static func openIdentity(_ backend: any StoreBackend, _ sealing: StoreSealing, logger: Logger) async throws(StoreError)
         -> DocumentIdentity
     {
-        if let stored = try await backend.readDocumentSecret() {
+        if let (stored, randomIds) = try await backend.readDocumentSecret(), randomIds {
             return try DocumentIdentity(stored: try sealing.open(stored, .documentIdentity, row: "1"))
         }
         let made = DocumentIdentity.generate()
         let (secret, renamed) = try await backend.recordDocumentSecret(
             try sealing.seal(made.stored, .documentIdentity, row: "1"), at: Date()
-        ) { documents throws(StoreError) in try Self.renames(documents, made, sealing) }
+        ) { secret, documents throws(StoreError) in
+            try Self.renames(documents, try DocumentIdentity(stored: try sealing.open(secret, .documentIdentity, row: "1")), sealing)
+        }
         if renamed > 0 {
-            logger.notice("documents named by an earlier version were renamed with the store's secret", metadata: ["documents": "\(renamed)"])
-            // The plain ids and hashes leave the files with the pages that held them.
+            logger.notice("documents named by an earlier version were given random ids", metadata: ["documents": "\(renamed)"])
+            // The ids made from content leave the files with the pages that held them.
             try await backend.reclaim(resealed: true)
         }
         return try DocumentIdentity(stored: try sealing.open(secret, .documentIdentity, row: "1"))
     }
 
-    /// The documents an earlier release named with plain SHA-256, renamed with `identity`: their fields sealed to the
-    /// new id, and the sealed texts that name them (other parts' results) rewritten.
+    /// The documents an earlier release named from their content, renamed with random ids: their fields (and digest,
+    /// when known) sealed to the new id, their fingerprint under `identity`, and the sealed texts that name them (other
+    /// parts' results) rewritten. A purged document keeps no fingerprint.
     private static func renames(_ documents: [LegacyDocument], _ identity: DocumentIdentity, _ sealing: StoreSealing) throws(StoreError)
         -> DocumentRenames
     {
         var renames: [DocumentRename] = []
         for document in documents {
-            guard let rename = identity.rename(id: document.id, transactionId: document.transactionId, contentHash: document.contentHash)
-            else { continue }
-            let fields =
-                document.fields.isEmpty
-                ? document.fields
-                : try sealing.seal(try sealing.open(document.fields, .documentFields, row: rename.from), .documentFields, row: rename.to)
-            renames.append(DocumentRename(from: rename.from, to: rename.to, contentHash: rename.contentHash, fields: fields))
+            let to = DocumentIdentity.newDocumentId()
+            var opened: String?
+            if !document.fields.isEmpty { opened = try sealing.open(document.fields, .documentFields, row: document.id) }
+            let fields = try opened.map { json throws(StoreError) in
+                do {
+                    return try JSONDecoder().decode(DocumentFields.self, from: Data(json.utf8))
+                } catch {
+                    throw .database("document \(document.id) has fields this version cannot read")
+                }
+            }
+            let (fingerprint, digest) = identity.rename(document, fields: fields)
+            renames.append(
+                DocumentRename(
+                    from: document.id, to: to, contentHash: fingerprint,
+                    fields: try opened.map { json throws(StoreError) in try sealing.seal(json, .documentFields, row: to) } ?? "",
+                    contentDigest: try sealing.seal(optional: digest, .contentDigest, row: to)))
         }
         let map = Dictionary(uniqueKeysWithValues: renames.map { ($0.from, $0.to) })
         return DocumentRenames(renames: renames) { stored, column, row throws(StoreError) in
@@ -114,7 +127,7 @@ package final class TransactionStore: Sendable {
 
     /// `body`, where a value that does not open may have been sealed again by a key rotation this process did not
     /// see: that is said as such.
-    private func opening<T>(_ body: () async throws(StoreError) -> T) async throws(StoreError) -> T {
+    func opening<T>(_ body: () async throws(StoreError) -> T) async throws(StoreError) -> T {
         do {
             return try await body()
         } catch .tampered(let place) {
@@ -130,7 +143,7 @@ package final class TransactionStore: Sendable {
 
     package func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
         try await opening { () throws(StoreError) in
-            try await backend.read(transaction: id, document: nil).map { row, _ throws(StoreError) in try transactionRead(row).transaction }
+            try await backend.read(transaction: id, probe: nil).map { row, _ throws(StoreError) in try transactionRead(row).transaction }
         }
     }
 
@@ -156,7 +169,7 @@ package final class TransactionStore: Sendable {
             }
             return TransactionReport(
                 transaction: transaction, documents: documents, history: rows.history,
-                data: DataState(purgedAt: transaction.purgedAt, sealing))
+                data: DataState(purgedAt: transaction.purgedAt, sealing), reviews: rows.reviews)
         }
     }
 
@@ -177,6 +190,35 @@ package final class TransactionStore: Sendable {
         let (rows, next) = try await backend.page(status: status, search: search, limit: limit, after: cursor)
         return TransactionPage(transactions: rows.map(summary), next: next)
     }
+
+    /// The list `status` prints, read a page at a time: the most recently changed first, in `status` when given, with
+    /// `search` in their id when given (the dashboard's search), changed at or after `since` when given, at most
+    /// `limit` (nil: every one). `next` is set when more match.
+    package func transactions(
+        status: DocumentSubmissionStatus?, search: String?, changedSince since: Date?, limit: Int?
+    ) async throws(StoreError) -> TransactionPage {
+        let wanted = limit ?? .max
+        var listed: [TransactionSummary] = []
+        var cursor: TransactionCursor?
+        while true {
+            let remaining = wanted - listed.count
+            // One row past the limit tells whether more match.
+            let page = try await transactions(
+                status: status, search: search, limit: remaining >= Self.listPageSize ? Self.listPageSize : remaining + 1, after: cursor)
+            // The newest first: the first row older than `since` ends the list.
+            let recent = page.transactions.prefix { summary in since.map { summary.updatedAt >= $0 } ?? true }
+            listed += recent
+            if listed.count > wanted {
+                let shown = Array(listed.prefix(wanted))
+                return TransactionPage(transactions: shown, next: shown.last.map { TransactionCursor(updatedAt: $0.updatedAt, id: $0.id) })
+            }
+            guard recent.count == page.transactions.count, let next = page.next else { return TransactionPage(transactions: listed, next: nil) }
+            cursor = next
+        }
+    }
+
+    /// How many rows the list reads at a time.
+    static let listPageSize = 500
 
     /// The counts the operator's view shows: transactions by status, and documents collected since `since`.
     package func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {

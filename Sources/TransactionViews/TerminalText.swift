@@ -25,6 +25,27 @@ extension String {
         return escaped
     }
 
+    /// The text as a shell's ANSI-C quoting (`$'...'`) writes it, for a double-quoted display: `\\`, `\"`, `\n`, `\r`,
+    /// `\t`, other controls as `\xHH` (below U+0100) or `\uHHHH` (the bidirectional marks and separators).
+    package var escapingForShell: String {
+        var escaped = ""
+        for scalar in unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where scalar.isTerminalControl:
+                let hex = String(scalar.value, radix: 16)
+                escaped +=
+                    scalar.value < 0x100 ? "\\x" + (hex.count < 2 ? "0" : "") + hex : "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
     /// JSON text with the terminal controls JSON leaves raw (DEL, C1, bidirectional marks, U+2028/9) written as
     /// `\uXXXX` escapes: the same JSON value, safe to print. They can only stand inside strings, where an escape
     /// means the character itself.
@@ -43,5 +64,12 @@ extension String {
             }
         }
         return escaped
+    }
+}
+
+extension String {
+    /// Left-aligned in a column of `width` characters: spaces after it, never cut.
+    package func padded(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

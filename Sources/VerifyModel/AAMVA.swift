@@ -12,8 +12,9 @@ public struct AAMVAError: CodedError, Equatable, CustomStringConvertible {
 ///
 /// Read as the DL/ID Card Design Standard lays it out (versions 01 to 10, and the pre-standard `AAMVA` header)
 /// and as real issuers and transports deliver it: subfiles without their type prefix, offsets that point
-/// elsewhere, separators turned into other control bytes or `|`, junk before the `@`, and separators lost
-/// altogether (recovered only where the directory's lengths make the split unambiguous).
+/// elsewhere, separators turned into other control bytes or `|`, a damaged header (`AAMVAHeaderLocation`), and
+/// separators lost altogether (`AAMVASeparatorRecovery`: restored only where every split gives one identity).
+/// Each such repair is a warning starting with its `AAMVARepair` code.
 public struct AAMVARecord: Sendable, Equatable {
     /// Issuer identification number (`636000` for Virginia...); empty for a pre-standard header that gives none.
     public var issuerId: String
@@ -26,13 +27,10 @@ public struct AAMVARecord: Sendable, Equatable {
     public var warnings: [String]
     public var raw: String
 
-    /// Whether `text` opens as AAMVA data does: the `@` compliance indicator (after any whitespace or control
-    /// bytes a transport put before it), then `ANSI ` (or `AAMVA`, before 2000) within the header's first 16
-    /// characters. Barcode text handed over as text is parsed as AAMVA only then.
+    /// Whether `text` holds AAMVA DL/ID data: a header this reader can locate (`AAMVAHeaderLocation`), strict or
+    /// recovered. Barcode text handed over as text is parsed as AAMVA only then.
     public static func hasHeader(_ text: String) -> Bool {
-        let scalars = Array(text.unicodeScalars.prefix(64))
-        guard let at = scalars.firstIndex(where: { !isJunk($0) }), scalars[at] == "@" else { return false }
-        return fileTypeMarker(in: Array(scalars[at...])) != nil
+        AAMVAHeaderLocation(Array(text.unicodeScalars.prefix(AAMVAHeaderLocation.searchedScalars + 64))) != nil
     }
 
     /// Whether `text` is the track data of a licence's magnetic stripe (`%` track 1 with `^` field separators,
@@ -53,25 +51,26 @@ public struct AAMVARecord: Sendable, Equatable {
 
     public init(parsing text: String) throws(AAMVAError) {
         let all = Array(text.unicodeScalars)
-        guard let start = all.firstIndex(where: { !Self.isJunk($0) }) else {
+        guard all.contains(where: { !Self.isJunk($0) }) else {
             throw AAMVAError(message: "the barcode text is empty")
         }
         if Self.isMagneticStripe(text) {
-            throw AAMVAError(
-                message:
-                    "magnetic-stripe track data, not AAMVA DL/ID elements: its expiry day cannot be read, so it does not identify anyone here (read the PDF417 instead)"
-            )
+            throw AAMVAError(message: "magnetic-stripe track data, not AAMVA DL/ID elements (AAMVAReading(parsing:) reads both)")
         }
-        guard all[start] == "@" else {
-            throw AAMVAError(message: "not AAMVA data: it does not start with the '@' compliance indicator")
+        guard let location = AAMVAHeaderLocation(all) else {
+            throw AAMVAError(message: "not AAMVA data: no '@' compliance indicator with an 'ANSI ' file type and a subfile directory")
         }
         var warnings: [String] = []
-        if start > 0 { warnings.append("AAMVA data: whitespace or control bytes before the '@' were ignored") }
-        let scalars = Array(all[start...])
-        let header = try AAMVAHeader(scalars, warnings: &warnings)
+        if let damage = location.damage { warnings.append(AAMVARepair.headerRecovered.warning(damage)) }
+        let scalars = Array(all[location.compliance...])
+        let header = try AAMVAHeader(scalars, marker: location.marker, warnings: &warnings)
         var subfiles = try AAMVASubfiles(scalars, header: header, warnings: &warnings)
         let primary = header.primaryType
         if subfiles.elements[primary] == nil {
+            // A recovered header is AAMVA data only because its body parses as such: without elements it is not.
+            guard location.damage == nil else {
+                throw AAMVAError(message: "not AAMVA data: a damaged header with no DL or ID elements after it")
+            }
             // Cut off after the header: a record with no elements, which the identity rules then refuse by name.
             subfiles.elements[primary] = [:]
             warnings.append("AAMVA data has no DL or ID elements")
@@ -100,24 +99,6 @@ public struct AAMVARecord: Sendable, Equatable {
     static func isSeparator(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "|"
     }
-
-    /// The file type marker and where the header's digits start: `ANSI ` (2000 on), `AAMVA` (before), or either
-    /// with a letter lost (`AMVA`, `ANSI` without its space).
-    static func fileTypeMarker(in scalars: [Unicode.Scalar]) -> (at: Int, end: Int)? {
-        let head = Array(scalars.prefix(20))
-        for marker in ["ANSI ", "AAMVA", "AMVA ", "AMVA", "ANSI"] {
-            let pattern = Array(marker.unicodeScalars)
-            for at in 1..<min(16, max(1, head.count - pattern.count + 1)) where head[at..<(at + pattern.count)].elementsEqual(pattern) {
-                // Only junk may stand between the '@' and the marker.
-                guard head[1..<at].allSatisfy({ isSeparator($0) || $0 == " " }) else { continue }
-                var end = at + pattern.count
-                while end < head.count, head[end] == " " { end += 1 }
-                guard end < head.count, ("0"..."9").contains(head[end]) else { continue }
-                return (at, end)
-            }
-        }
-        return nil
-    }
 }
 
 /// The header and subfile directory: who issued the card, which version, and where each subfile is.
@@ -141,10 +122,9 @@ struct AAMVAHeader {
         entries.first { $0.type == "DL" || $0.type == "ID" }?.type ?? entries.first?.type ?? "DL"
     }
 
-    init(_ scalars: [Unicode.Scalar], warnings: inout [String]) throws(AAMVAError) {
-        guard let marker = AAMVARecord.fileTypeMarker(in: scalars) else {
-            throw AAMVAError(message: "not AAMVA data: no 'ANSI ' file type in the header")
-        }
+    /// Reads the header whose file type `marker` was located (`AAMVAHeaderLocation`) in `scalars`, which start at
+    /// the compliance indicator.
+    init(_ scalars: [Unicode.Scalar], marker: (at: Int, end: Int), warnings: inout [String]) throws(AAMVAError) {
         var cursor = marker.end
         var digits = ""
         while cursor < scalars.count, digits.count < 12, ("0"..."9").contains(scalars[cursor]) {

@@ -31,6 +31,25 @@ enum AAMVAElementCatalogue {
             : ["DCS", "DBB", "DBA", "DAQ", "DBD", "DBC", "DAG", "DAI", "DAJ", "DAK", "DCG", "DCF"]
     }
 
+    /// The elements the standard makes mandatory in a DL subfile of each version (DL/ID-2000 for 01, the 2003 and
+    /// 2005 specifications for 02-03, the 2009-2020 standards' table of mandatory elements for 04 on). In a run
+    /// whose separators were lost, such an id starts an element at one of the places it stands.
+    static func requiredIds(version: Int) -> Set<String> {
+        switch version {
+        case ...1: ["DAQ", "DAG", "DAI", "DAJ", "DAK", "DAR", "DAS", "DAT", "DBA", "DBB", "DBC", "DBD"]
+        case 2, 3:
+            [
+                "DCA", "DCB", "DCD", "DBA", "DCS", "DCT", "DBD", "DBB", "DBC", "DAY", "DAU", "DAG", "DAI", "DAJ", "DAK", "DAQ",
+                "DCF", "DCG"
+            ]
+        default:
+            [
+                "DCA", "DCB", "DCD", "DBA", "DCS", "DAC", "DAD", "DBD", "DBB", "DBC", "DAY", "DAU", "DAG", "DAI", "DAJ", "DAK",
+                "DAQ", "DCF", "DCG", "DDE", "DDF", "DDG"
+            ]
+        }
+    }
+
     /// Whether `id` can name an element of subfile `type`: `D` + A-D + a letter in the DL and ID subfiles (and
     /// any other standard subfile), the subfile's own letter pattern (`Z…`) in a jurisdiction's.
     static func isElementId(_ id: String, in type: String) -> Bool {
@@ -61,9 +80,16 @@ enum AAMVAElementCatalogue {
     /// separators were, so it errs towards "no".
     static func isPlausible(_ raw: String, for id: String) -> Bool {
         let value = raw.trimmingCharacters(in: .whitespaces)
-        if value.isEmpty || placeholders.contains(value.uppercased()) { return !["DAQ", "DBB"].contains(id) }
+        if value.isEmpty { return !["DAQ", "DBB", "DBA", "DCS", "DAB", "DAA"].contains(id) }
+        if placeholders.contains(value.uppercased()) { return !["DAQ", "DBB"].contains(id) }
         let printable = value.unicodeScalars.allSatisfy { (0x20...0x7E).contains($0.value) || (0xA0...0xFF).contains($0.value) }
         guard printable else { return false }
+        // A name or street starts with a letter or digit: `,N,` is the rest of a name, not a street line.
+        if ["DCS", "DAC", "DAD", "DCT", "DAB", "DAA", "DAG", "DAH", "DAL", "DAM", "DAI", "DAN"].contains(id),
+            let first = value.unicodeScalars.first, !CharacterSet.alphanumerics.contains(first)
+        {
+            return false
+        }
         func only(_ allowed: String, max: Int) -> Bool {
             value.count <= max
                 && value.unicodeScalars.allSatisfy { scalar in
@@ -86,7 +112,8 @@ enum AAMVAElementCatalogue {
         case "DAQ", "DCF", "DCK": return only("A0 -", max: 25)
         case "DCU", "DAE": return only("A0 .", max: 5)
         case "DCS", "DAC", "DAD", "DCT", "DAB", "DAF", "DBN", "DBG", "DBS": return only("A -'.,$", max: 40)
-        case "DAA": return only("A -'.,$", max: 125)
+        // A full name may end in a numbered suffix (`,3RD`).
+        case "DAA": return only("A0 -'.,$", max: 125)
         case "DAG", "DAH", "DAL", "DAM": return value.count <= 35
         case "DAI", "DAN": return value.count <= 20
         default: return value.count <= 40

@@ -5,6 +5,9 @@ import Foundation
 public struct AAMVAReading: Sendable, Equatable {
     public var fields: DocumentFields
     public var warnings: [String]
+    /// Whether the expiry is a month (a magnetic stripe's `YYMM`) reported as its last day: while that month
+    /// runs, whether the licence has expired cannot be told.
+    public var expiryIsMonth = false
 }
 
 extension AAMVARecord {
@@ -97,7 +100,8 @@ struct AAMVAFields {
         suffixes.contains(part.uppercased().replacingOccurrences(of: ".", with: ""))
     }
 
-    /// `LAST,FIRST,MIDDLE,SUFFIX` (commas or `$`), or `FIRST MIDDLE LAST SUFFIX` (spaces, some version-01 cards).
+    /// `LAST,FIRST,MIDDLE,SUFFIX` (commas or `$`), `LAST,FIRST MIDDLE` (two parts: the given names split on spaces, as
+    /// DCT's are), or `FIRST MIDDLE LAST SUFFIX` (spaces only, some version-01 cards).
     static func fullName(_ full: String) -> (first: String?, middle: String?, last: String?, suffix: String?) {
         if full.contains(",") || full.contains("$") {
             let parts = full.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "," || $0 == "$" })
@@ -113,8 +117,15 @@ struct AAMVAFields {
                 suffix = only
                 rest = []
             }
-            let middle = rest.filter { !$0.isEmpty }.joined(separator: " ")
-            return (parts.count > 1 ? Optional(parts[1]).nonEmpty : nil, Optional(middle).nonEmpty, Optional(parts[0]).nonEmpty, suffix)
+            var first = parts.count > 1 ? Optional(parts[1]).nonEmpty : nil
+            var middle = rest.filter { !$0.isEmpty }.joined(separator: " ")
+            // `LAST,GIVEN NAMES` (no third part): the given names as DCT gives them, first then middle names.
+            if parts.count == 2, let given = first {
+                let words = Self.parts(given, separators: " ")
+                first = words.first
+                middle = words.dropFirst().joined(separator: " ")
+            }
+            return (first, Optional(middle).nonEmpty, Optional(parts[0]).nonEmpty, suffix)
         }
         var words = parts(full, separators: " ")
         var suffix: String?

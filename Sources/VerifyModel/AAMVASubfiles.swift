@@ -106,9 +106,8 @@ struct AAMVASubfiles {
     }
 
     /// A record whose separators were stripped (a single-line capture) arrives as one element holding all the
-    /// others. Split it on element ids only where exactly one split gives the number of elements the
-    /// directory's length implies and every typed value is valid; refuse it otherwise, never guess.
-    /// Returns whether it split anything.
+    /// others. It is split on element ids (`AAMVASeparatorRecovery`) only where every way of splitting it gives
+    /// the same identity; refused otherwise, never guessed. Returns whether it split anything.
     mutating func recoverLostSeparators(
         in scalars: [Unicode.Scalar], header: AAMVAHeader,
         warnings: inout [String]
@@ -134,82 +133,130 @@ struct AAMVASubfiles {
                 followed = true
             }
         }
-        let declared = header.entries.first { $0.type == primary }?.length
-        let regionLength = body.count + (span.prefixed ? 2 : 0)
-        guard let declared, declared > regionLength, declared - regionLength <= 150 else {
-            throw AAMVAError(message: "AAMVA data: element separators were lost and the directory gives no length to split them by")
+        let declared = header.entries.first { $0.type == primary }?.length.map { $0 - (span.prefixed ? 2 : 0) }
+        let recovery = AAMVASeparatorRecovery(body: body, version: header.version, followed: followed, declaredLength: declared)
+        let split: AAMVASeparatorRecovery.Split
+        do {
+            split = try recovery.split()
+        } catch {
+            throw AAMVAError(message: "AAMVA data: element separators were lost and the elements cannot be told apart (\(error.reason))")
         }
-        let split = AAMVASeparatorRecovery(body: body, version: header.version, expectedCount: declared - regionLength)
-        guard let recovered = split.uniqueSplit() else {
-            throw AAMVAError(message: "AAMVA data: element separators were lost and the elements cannot be told apart")
-        }
-        elements[primary] = recovered.elements
-        warnings.append("AAMVA data: element separators were lost; the elements were split on their ids")
-        if !followed {
-            // Nothing after the last element shows that it is whole (a cut record looks the same): dropped.
-            elements[primary]?[recovered.last] = nil
-            warnings.append("AAMVA data: nothing follows the last element (\(recovered.last)) to show it whole: it was dropped")
+        elements[primary] = split.elements
+        warnings.append(AAMVARepair.separatorsRestored.warning("element separators were lost; the elements were split on their ids"))
+        if !split.undecided.isEmpty {
+            warnings.append(
+                "AAMVA data: \(split.undecided.sorted().joined(separator: ", ")) could end at more than one element id: dropped")
         }
         return true
     }
 }
 
-/// Splits a run of elements whose separators were lost: every way of cutting it at element ids into exactly
-/// `expectedCount` elements, each id used once and each typed value valid, is counted; only a unique one is
-/// used, and only when every id that stands inside one of its values is used elsewhere (else that value may
-/// hold a lost element: a cut record can have as many elements as an intact one).
+/// Splits a run of elements whose separators were lost, on the version's element ids (AAMVA's catalogue).
+///
+/// A split cuts the run at element ids, starting at its first character, each id used once and each value valid
+/// for its id (`AAMVAElementCatalogue.isPlausible`). An id that stands inside the run may start an element or
+/// be part of another's value (`DAVID` holds `DAV`). Every split is counted: the identity elements
+/// (`identityIds`) must come out the same in all of them, else the run is refused; another element that two
+/// splits read differently is dropped.
+///
+/// Every id the version makes mandatory that stands in the run starts an element at one of its places. That
+/// holds only for a whole run: in a cut one the element may have been cut away, its id standing only inside a
+/// value, and a cut can leave an id's letters at the end of a value. So the run is split only when shown whole:
+/// a jurisdiction subfile follows it, or its length with one separator per element of the split is the length
+/// the directory declares (a subfile's length counts one separator after each element); refused otherwise.
 struct AAMVASeparatorRecovery {
     let body: [Unicode.Scalar]
     let version: Int
-    let expectedCount: Int
+    /// Whether something after the run (a jurisdiction subfile) shows that it is whole.
+    let followed: Bool
+    /// The directory's length for the subfile, less its type prefix: the run's length plus one separator per
+    /// element when it is whole.
+    let declaredLength: Int?
 
-    func uniqueSplit() -> (elements: [String: String], last: String)? {
+    /// The splits looked at before the run is refused as too ambiguous to tell.
+    static let maximumSplits = 256
+    /// The steps of the search before it is given up.
+    static let budget = 200_000
+
+    struct Split {
+        var elements: [String: String]
+        /// Elements dropped because splits disagree on them.
+        var undecided: Set<String>
+    }
+
+    struct Refusal: Error {
+        var reason: String
+    }
+
+    func split() throws(Refusal) -> Split {
         let text = body.map { Character($0) }
         let known = AAMVAElementCatalogue.knownIds(version: version)
-        let candidates = (0..<max(0, body.count - 2)).filter { known.contains(String(text[$0..<($0 + 3)])) }
-        guard candidates.first == 0 else { return nil }
-        let ids = candidates.map { String(text[$0..<($0 + 3)]) }
-        var solutions: [(elements: [String: String], last: String, whole: Bool)] = []
-        var budget = 200_000
-        var chosen: [String: String] = [:]
-        var inside: [String] = []
+        let starts = (0..<max(0, body.count - 2)).filter { known.contains(String(text[$0..<($0 + 3)])) }
+        guard starts.first == 0 else { throw Refusal(reason: "the run does not start with an element id") }
+        let ids = starts.map { String(text[$0..<($0 + 3)]) }
+        let required = AAMVAElementCatalogue.requiredIds(version: version).intersection(ids)
 
+        var found: [[String: String]] = []
+        var steps = 0
+        var chosen: [String: String] = [:]
+        var exhausted = false
+
+        // `candidate` starts the current element; every later id either starts the next one or is inside a value.
         func search(_ candidate: Int) {
-            guard solutions.count < 2, budget > 0 else { return }
-            budget -= 1
-            let position = candidates[candidate], id = ids[candidate]
-            guard chosen[id] == nil else { return }
-            // The last element runs to the end.
-            if chosen.count + 1 == expectedCount {
-                let value = String(text[(position + 3)...])
-                let within = (candidate + 1..<candidates.count).filter { candidates[$0] >= position + 3 }.map { ids[$0] }
-                chosen[id] = value
-                if AAMVAElementCatalogue.isPlausible(value, for: id) {
-                    solutions.append((chosen, id, (inside + within).allSatisfy { chosen[$0] != nil }))
-                }
-                chosen[id] = nil
+            guard !exhausted else { return }
+            steps += 1
+            if steps > Self.budget || found.count > Self.maximumSplits {
+                exhausted = true
                 return
             }
-            for next in (candidate + 1)..<candidates.count where candidates[next] >= position + 3 {
-                let value = String(text[(position + 3)..<candidates[next]])
-                guard AAMVAElementCatalogue.isPlausible(value, for: id) else { continue }
-                // Ids wholly inside this value (not overlapping the next id) must turn out to be used elsewhere.
-                let within = (candidate + 1..<next).filter { candidates[$0] >= position + 3 && candidates[$0] + 3 <= candidates[next] }
-                chosen[id] = value
-                inside += within.map { ids[$0] }
-                search(next)
-                inside.removeLast(within.count)
+            let position = starts[candidate], id = ids[candidate]
+            guard chosen[id] == nil else { return }
+            let later = (candidate + 1..<starts.count).filter { starts[$0] >= position + 3 }
+            // The last element runs to the end; every mandatory id must have been used by then.
+            let last = String(text[(position + 3)...])
+            if AAMVAElementCatalogue.isPlausible(last, for: id) {
+                chosen[id] = last
+                if required.isSubset(of: chosen.keys) { found.append(chosen) }
                 chosen[id] = nil
-                if solutions.count >= 2 || budget <= 0 { return }
+            }
+            for next in later {
+                let value = String(text[(position + 3)..<starts[next]])
+                guard AAMVAElementCatalogue.isPlausible(value, for: id) else { continue }
+                // A mandatory id passed over inside this value must still be usable later.
+                let passed = later.filter { starts[$0] < starts[next] }.map { ids[$0] }
+                let stranded = passed.contains { other in
+                    other != id && required.contains(other) && chosen[other] == nil && !ids[next...].contains(other)
+                }
+                if stranded { continue }
+                chosen[id] = value
+                search(next)
+                chosen[id] = nil
+                if exhausted { return }
             }
         }
         search(0)
-        guard budget > 0, solutions.count == 1, solutions[0].whole else { return nil }
-        // Signs of a split forced onto a cut record: an element with nothing at all between two ids, or a
-        // version-01 full name (DAA) beside the separate name elements.
-        let elements = solutions[0].elements
-        if elements.values.contains(where: \.isEmpty) { return nil }
-        if elements["DAA"] != nil, !Set(elements.keys).isDisjoint(with: ["DCS", "DAC", "DAD", "DCT", "DAB"]) { return nil }
-        return (elements.mapValues(AAMVAElementCatalogue.clean), solutions[0].last)
+        if exhausted { throw Refusal(reason: "too many ways to split them") }
+        guard !found.isEmpty else { throw Refusal(reason: "no split gives every element a valid value") }
+        let kept = followed ? found : found.filter { body.count + $0.count == declaredLength }
+        guard !kept.isEmpty else {
+            throw Refusal(reason: "nothing shows the run whole: no subfile follows it and the directory gives another length")
+        }
+        var agreed: [String: String] = [:]
+        var undecided: Set<String> = []
+        for id in Set(kept.flatMap(\.keys)) {
+            let values = Set(kept.map { $0[id] })
+            if values.count == 1, let value = values.first, let value {
+                agreed[id] = value
+            } else if AAMVAElementCatalogue.identityIds.contains(id) {
+                throw Refusal(reason: "\(id) could end at more than one element id")
+            } else {
+                undecided.insert(id)
+            }
+        }
+        // A version-01 full name (DAA) beside the separate name elements is a split forced onto a damaged record.
+        if agreed["DAA"] != nil, !Set(agreed.keys).isDisjoint(with: ["DCS", "DAC", "DAD", "DCT", "DAB"]) {
+            throw Refusal(reason: "a full name beside separate name elements")
+        }
+        return Split(elements: agreed.mapValues(AAMVAElementCatalogue.clean), undecided: undecided)
     }
 }

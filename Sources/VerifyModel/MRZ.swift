@@ -2,16 +2,33 @@ import Foundation
 
 /// Why an MRZ was refused: always a `documentCaptureError`, naming the field at fault.
 public struct MRZError: CodedError, Equatable, CustomStringConvertible {
-    /// The field at fault, by its document key name (`documentNumber`, `dateOfBirth`...), `composite`, or `layout`.
-    public var field: String
+    /// The field at fault (`documentNumber`, `dateOfBirth`...), `composite`, or `layout`; `referenceDate` for a
+    /// reference date no two-digit year can be placed against.
+    public var field: MRZField
     public var message: String
+    public var kind: Kind
+
+    /// What is wrong, whatever the field.
+    public enum Kind: String, Sendable, Codable {
+        /// The lines' number, lengths or characters are no format's.
+        case layout
+        /// A check digit does not match the field's characters.
+        case checkDigit
+        /// A date field holds no date.
+        case invalidDate
+        /// The sex is not `M`, `F`, `X` or a filler.
+        case invalidSex
+        /// The reference date for two-digit years is out of range.
+        case referenceDate
+    }
 
     public var failureCode: FailureCode { .document(.documentCaptureError) }
     public var description: String { message }
 
-    public init(field: String, message: String) {
+    public init(field: MRZField, message: String, kind: Kind = .layout) {
         self.field = field
         self.message = message
+        self.kind = kind
     }
 }
 
@@ -59,16 +76,28 @@ public struct MRZ: Sendable, Equatable {
     public var optionalData2: String
 
     /// The issuing state's and the nationality's three cells as printed (`D<<` for Germany), to be checked
-    /// against the codes ICAO 9303 lists.
-    public var stateCodes: [(field: String, code: String)] {
-        let rows = lines.map { Array($0) }
-        let nationality = format == .td1 ? rows[1][15..<18] : rows[1][10..<13]
-        return [("issuingState", String(rows[0][2..<5])), ("nationality", String(nationality))]
+    /// against the codes ICAO 9303 lists. `lines` edited out of its format's layout is refused (`layout`).
+    public var stateCodes: [(field: MRZField, code: String)] {
+        get throws(MRZError) {
+            let rows = lines.map { Array($0) }
+            let layout = MRZLayout.of(format)
+            var codes: [(field: MRZField, code: String)] = []
+            for name in [MRZField.issuingState, .nationality] {
+                guard let field = layout[name], field.line < rows.count, rows[field.line].count >= field.cells.upperBound else {
+                    throw MRZError(field: .layout, message: "MRZ lines do not have the \(format.rawValue) layout")
+                }
+                codes.append((name, String(rows[field.line][field.cells])))
+            }
+            return codes
+        }
     }
+
+    /// The years a reference date may fall in: a calendar places dates beyond them at its own limits.
+    static let referenceYears = 1...9999
 
     /// Parses MRZ text given as lines separated by `\n` or `\r\n`; surrounding whitespace and blank lines are
     /// ignored. `referenceDate` decides two-digit years: a birth year is never in the future, and an expiry
-    /// year is at most 50 years ahead.
+    /// year is at most 50 years ahead; a reference date outside the years 1 to 9999 is refused (`referenceDate`).
     public init(parsing text: String, referenceDate: Date = Date()) throws(MRZError) {
         let lines = text.split(whereSeparator: \.isNewline)
             .map { $0.trimmingCharacters(in: .whitespaces) }
@@ -80,7 +109,7 @@ public struct MRZ: Sendable, Equatable {
         case (2, 44) where lines.allSatisfy({ $0.count == 44 }): format = lines[0].hasPrefix("V") ? .mrvA : .td3
         default:
             throw MRZError(
-                field: "layout",
+                field: .layout,
                 message:
                     "MRZ is not TD1 (3×30), TD2 or MRV-B (2×36), TD3 or MRV-A (2×44): got \(lines.count) line(s) of length \(lines.map { String($0.count) }.joined(separator: ", "))"
             )
@@ -89,72 +118,72 @@ public struct MRZ: Sendable, Equatable {
             // Positions, never the characters: the message must not carry any part of the document.
             if let bad = line.firstIndex(where: { !MRZ.isMRZCharacter($0) }) {
                 let position = line.distance(from: line.startIndex, to: bad) + 1
-                throw MRZError(field: "layout", message: "MRZ line \(index + 1) has a character outside A-Z, 0-9 and '<' at position \(position)")
+                throw MRZError(field: .layout, message: "MRZ line \(index + 1) has a character outside A-Z, 0-9 and '<' at position \(position)")
             }
         }
         let rows = lines.map { Array($0) }
-        let today = Calendar(identifier: .gregorian).dateComponents(in: .gmt, from: referenceDate)
-        let year = (today.year!, today.month!, today.day!)
+        let today =
+            referenceDate.timeIntervalSinceReferenceDate.isFinite
+            ? Calendar(identifier: .gregorian).dateComponents(in: .gmt, from: referenceDate) : DateComponents()
+        guard today.era == 1, let year = today.year, let month = today.month, let day = today.day, Self.referenceYears.contains(year)
+        else {
+            throw MRZError(
+                field: .referenceDate, message: "the reference date for two-digit years is not within the years 1 to 9999", kind: .referenceDate)
+        }
+        let pivot = (year, month, day)
         self.format = format
         self.lines = lines
-
-        switch format {
-        case .td3, .td2, .mrvA, .mrvB:
-            let width = rows[0].count
-            let (first, second) = (rows[0], rows[1])
-            documentCode = MRZ.field(first, 0..<2)
-            issuingState = MRZ.field(first, 2..<5)
-            (primaryIdentifier, secondaryIdentifier) = MRZ.names(first[5..<width])
-            documentNumber = try MRZ.checked(second, 0..<9, check: 9, field: "documentNumber")
-            nationality = MRZ.field(second, 10..<13)
-            dateOfBirth = try MRZ.date(
-                try MRZ.checked(second, 13..<19, check: 19, field: "dateOfBirth"),
-                field: "dateOfBirth", pivotYear: year, isExpiry: false)
-            sex = try MRZ.sex(second[20])
-            dateOfExpiry = try MRZ.date(
-                try MRZ.checked(second, 21..<27, check: 27, field: "dateOfExpiry"),
-                field: "dateOfExpiry", pivotYear: year, isExpiry: true)
-            switch format {
-            case .td3:
-                optionalData = try MRZ.checked(second, 28..<42, check: 42, field: "personalIdNumber", fillerMeansZero: true)
-                try MRZ.verify(Array(second[0..<10] + second[13..<20] + second[21..<43]), digit: second[43], field: "composite")
-            case .td2:
-                optionalData = MRZ.field(second, 28..<35)
-                try MRZ.verify(Array(second[0..<10] + second[13..<20] + second[21..<35]), digit: second[35], field: "composite")
-            default:
-                // A visa's optional data runs to the end of the line, unchecked.
-                optionalData = MRZ.field(second, 28..<width)
-            }
-            optionalData2 = ""
-        case .td1:
-            let (first, second, third) = (rows[0], rows[1], rows[2])
-            documentCode = MRZ.field(first, 0..<2)
-            issuingState = MRZ.field(first, 2..<5)
-            if first[14] == "<", first[15] != "<" {
-                let end = first[15..<30].firstIndex(of: "<") ?? 30
-                // A number longer than 9 characters continues in the optional data, its check digit last.
-                let number = Array(first[5..<14] + first[15..<(end - 1)])
-                try MRZ.verify(number, digit: first[end - 1], field: "documentNumber")
-                documentNumber = String(number).replacingOccurrences(of: "<", with: "")
-                optionalData = MRZ.field(first, end..<30)
-            } else {
-                documentNumber = try MRZ.checked(first, 5..<14, check: 14, field: "documentNumber")
-                optionalData = MRZ.field(first, 15..<30)
-            }
-            dateOfBirth = try MRZ.date(
-                try MRZ.checked(second, 0..<6, check: 6, field: "dateOfBirth"),
-                field: "dateOfBirth", pivotYear: year, isExpiry: false)
-            sex = try MRZ.sex(second[7])
-            dateOfExpiry = try MRZ.date(
-                try MRZ.checked(second, 8..<14, check: 14, field: "dateOfExpiry"),
-                field: "dateOfExpiry", pivotYear: year, isExpiry: true)
-            nationality = MRZ.field(second, 15..<18)
-            optionalData2 = MRZ.field(second, 18..<29)
-            try MRZ.verify(
-                Array(first[5..<30] + second[0..<7] + second[8..<15] + second[18..<29]),
-                digit: second[29], field: "composite")
-            (primaryIdentifier, secondaryIdentifier) = MRZ.names(third[0..<30])
+        let layout = MRZLayout.of(format)
+        let values = try MRZ.values(rows, layout: layout, pivot: pivot)
+        if let composite = layout[.composite], let digit = composite.checkDigit {
+            try MRZ.verify(layout.compositeInput.map { rows[$0.line][$0.index] }, digit: rows[composite.line][digit], field: .composite)
         }
+        let name = layout[.name]!
+        (primaryIdentifier, secondaryIdentifier) = MRZ.names(rows[name.line][name.cells])
+        documentCode = values[.documentCode] ?? ""
+        issuingState = values[.issuingState] ?? ""
+        documentNumber = values[.documentNumber] ?? ""
+        nationality = values[.nationality] ?? ""
+        dateOfBirth = values[.dateOfBirth] ?? ""
+        sex = values[.sex] ?? ""
+        dateOfExpiry = values[.dateOfExpiry] ?? ""
+        // TD3's personal number is its optional data.
+        optionalData = values[.personalIdNumber] ?? values[.optionalData] ?? ""
+        optionalData2 = values[.optionalData2] ?? ""
+    }
+
+    /// Each field's value, fillers removed, field by field in reading order (so that the first check to fail is the
+    /// first a reader meets); dates as `YYYY-MM-DD`.
+    private static func values(_ rows: [[Character]], layout: MRZLayout, pivot: (Int, Int, Int)) throws(MRZError) -> [MRZField: String] {
+        var values: [MRZField: String] = [:]
+        for field in layout.fields where field.name != .composite {
+            let row = rows[field.line]
+            var value = MRZ.field(row, field.cells)
+            if field.name == .documentNumber, let continued = layout.numberContinuesIn.flatMap({ layout[$0] }),
+                let check = field.checkDigit, row[check] == "<", row[continued.cells.lowerBound] != "<"
+            {
+                // A number longer than its cells continues in the optional data, its check digit last there.
+                let end = row[continued.cells].firstIndex(of: "<") ?? continued.cells.upperBound
+                let number = Array(row[field.cells] + row[continued.cells.lowerBound..<(end - 1)])
+                try MRZ.verify(number, digit: row[end - 1], field: .documentNumber)
+                value = String(number).replacingOccurrences(of: "<", with: "")
+                values[continued.name] = MRZ.field(row, end..<continued.cells.upperBound)
+            } else if let check = field.checkDigit {
+                // An all-filler personal number may carry '<' as its check digit.
+                let fillerMeansZero = field.name == .personalIdNumber && row[field.cells].allSatisfy { $0 == "<" }
+                try MRZ.verify(Array(row[field.cells]), digit: row[check], field: field.name, fillerMeansZero: fillerMeansZero)
+            }
+            switch field.name {
+            case .dateOfBirth, .dateOfExpiry:
+                value = try MRZ.date(value, field: field.name, pivotYear: pivot, isExpiry: field.name == .dateOfExpiry)
+            case .sex:
+                value = try MRZ.sex(row[field.cells.lowerBound])
+            default:
+                break
+            }
+            values[field.name] = values[field.name] ?? value
+        }
+        return values
     }
 
     /// The document keys this MRZ provides (CONTRACT §1).
@@ -205,22 +234,12 @@ public struct MRZ: Sendable, Equatable {
         String(row[range]).replacingOccurrences(of: "<", with: "")
     }
 
-    private static func verify(_ characters: [Character], digit: Character, field: String, fillerMeansZero: Bool = false) throws(MRZError) {
+    private static func verify(_ characters: [Character], digit: Character, field: MRZField, fillerMeansZero: Bool = false) throws(MRZError) {
         let expected = checkDigit(characters)
         let given: Int? = digit == "<" && fillerMeansZero ? 0 : (digit.isASCII ? digit.wholeNumberValue : nil)
         guard given == expected else {
-            throw MRZError(field: field, message: "MRZ check digit for \(field) does not match")
+            throw MRZError(field: field, message: "MRZ check digit for \(field) does not match", kind: .checkDigit)
         }
-    }
-
-    private static func checked(
-        _ row: [Character], _ range: Range<Int>, check: Int, field: String,
-        fillerMeansZero: Bool = false
-    ) throws(MRZError) -> String {
-        // An all-filler optional field may carry '<' as its check digit.
-        let allFiller = row[range].allSatisfy { $0 == "<" }
-        try verify(Array(row[range]), digit: row[check], field: field, fillerMeansZero: fillerMeansZero && allFiller)
-        return Self.field(row, range)
     }
 
     private static func names(_ slice: ArraySlice<Character>) -> (primary: String, secondary: String) {
@@ -239,15 +258,15 @@ public struct MRZ: Sendable, Equatable {
         case "M": "M"
         case "F": "F"
         case "<", "X": "X"
-        default: throw MRZError(field: "sex", message: "MRZ sex is not M, F, X or <")
+        default: throw MRZError(field: .sex, message: "MRZ sex is not M, F, X or <", kind: .invalidSex)
         }
     }
 
-    private static func date(_ text: String, field: String, pivotYear today: (Int, Int, Int), isExpiry: Bool) throws(MRZError) -> String {
+    private static func date(_ text: String, field: MRZField, pivotYear today: (Int, Int, Int), isExpiry: Bool) throws(MRZError) -> String {
         let pivotYear = today.0
         let digits = text.compactMap { $0.isASCII ? $0.wholeNumberValue : nil }
         guard digits.count == 6 else {
-            throw MRZError(field: field, message: "MRZ \(field) is not a YYMMDD date")
+            throw MRZError(field: field, message: "MRZ \(field) is not a YYMMDD date", kind: .invalidDate)
         }
         let yy = digits[0] * 10 + digits[1], month = digits[2] * 10 + digits[3], day = digits[4] * 10 + digits[5]
         let century = pivotYear / 100 * 100
@@ -259,7 +278,7 @@ public struct MRZ: Sendable, Equatable {
             year -= 100
         }
         guard isValidDate(year: year, month: month, day: day) else {
-            throw MRZError(field: field, message: "MRZ \(field) is not a valid date")
+            throw MRZError(field: field, message: "MRZ \(field) is not a valid date", kind: .invalidDate)
         }
         return formatDate(year: year, month: month, day: day)
     }

@@ -82,7 +82,8 @@ public struct TransactionState: Sendable, Equatable, Codable {
         self.expiresAt = expiresAt
     }
 
-    /// Restores a state read back from a store; the caller vouches for its consistency.
+    /// Restores a state read back from a store. A state whose documents are not the policy's types still moves
+    /// without trapping: a type without a status is never done, so its transaction never completes.
     public init(
         policy: [DocumentType: DocumentRequirement], documents: [DocumentType: DocumentStatus],
         submissionStatus: DocumentSubmissionStatus, expiresAt: Date
@@ -91,6 +92,25 @@ public struct TransactionState: Sendable, Equatable, Codable {
         self.documents = documents
         self.submissionStatus = submissionStatus
         self.expiresAt = expiresAt
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case policy, documents, submissionStatus, expiresAt
+    }
+
+    /// A state from JSON, held to what a state made here is: each enabled type of the policy has a status, and no
+    /// other type has one.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            policy: try container.decode([DocumentType: DocumentRequirement].self, forKey: .policy),
+            documents: try container.decode([DocumentType: DocumentStatus].self, forKey: .documents),
+            submissionStatus: try container.decode(DocumentSubmissionStatus.self, forKey: .submissionStatus),
+            expiresAt: try container.decode(Date.self, forKey: .expiresAt))
+        guard Set(documents.keys) == Set(policy.keys) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .documents, in: container, debugDescription: "the documents' types are not the types the policy enables")
+        }
     }
 
     /// The state after `event` happens to the `type` document at time `now`, with the transitions that took
@@ -133,8 +153,8 @@ public struct TransactionState: Sendable, Equatable, Codable {
         let anyCollected = statuses.values.contains { $0 == .collected || $0 == .processed }
         let requiredTypes = policy.filter { $0.value == .required }.keys
         let requiredCollected = requiredTypes.allSatisfy { statuses[$0] == .collected || statuses[$0] == .processed }
-        let allDone = policy.keys.allSatisfy { type in
-            switch (policy[type]!, statuses[type]!) {
+        let allDone = policy.allSatisfy { type, requirement in
+            switch (requirement, statuses[type]) {
             case (.required, .processed), (.optional, .processed), (.optional, .skipped): true
             default: false
             }

@@ -170,26 +170,28 @@ struct PostgresWorkQueue: WorkQueue {
             var items: [WorkItem] = []
             let statement = ClaimWorkItems(owner: owner, leaseSeconds: Self.seconds(lease), limit: limit)
             var expired = 0
-            for try await (id, batch, kind, group, job, takenOver) in try await connection.execute(statement, logger: logger) {
+            for try await (id, batch, kind, group, job, takenOver, claims) in try await connection.execute(statement, logger: logger) {
                 if takenOver { expired += 1 }
                 guard let kind = WorkItemKind(rawValue: kind) else { throw StoreError.database("work item \(id) has an unknown kind") }
                 // A group's end holds only its folder's name, written by the database itself: never sealed.
                 // An empty job is one a purge of its transaction emptied while it waited: nothing to open.
                 let opened = kind == .document && !job.isEmpty ? try sealing.open(job, .workJob, row: "\(id)") : job
-                items.append(WorkItem(id: id, batch: batch, kind: kind, group: group, job: opened))
+                items.append(WorkItem(id: id, batch: batch, kind: kind, group: group, job: opened, claims: Int(claims)))
             }
             if expired > 0 { Counter(label: "verify_work_lease_expiries_total").increment(by: expired) }
             return items.sorted { $0.id < $1.id }
         }
     }
 
-    /// Renews the leases of every item `owner` holds.
-    func heartbeat(owner: String, lease: Duration) async throws(StoreError) {
-        try await database.withConnection { connection in
+    /// Renews the leases of the given items while `owner` holds them.
+    func heartbeat(owner: String, items: [Int64], lease: Duration) async throws(StoreError) {
+        guard !items.isEmpty else { return }
+        // Within a third of the lease: a renewal that waits longer lets the leases run out, and the next one must go.
+        try await database.withConnection(answerWithin: lease / 3) { connection in
             _ = try await connection.query(
                 """
                 UPDATE work_items SET lease_expires_at = now() + \(Self.seconds(lease)) * interval '1 second'
-                WHERE state = 'CLAIMED' AND lease_owner = \(owner)
+                WHERE state = 'CLAIMED' AND lease_owner = \(owner) AND id = ANY(\(items)::int8[])
                 """, logger: logger)
         }
     }
@@ -203,13 +205,13 @@ struct PostgresWorkQueue: WorkQueue {
         }
     }
 
-    /// Gives a claimed item back to the queue, for another attempt.
-    func release(_ item: Int64) async throws(StoreError) {
+    /// Gives an item `owner` holds back to the queue, for another attempt.
+    func release(_ item: Int64, owner: String) async throws(StoreError) {
         try await database.withConnection { connection in
             _ = try await connection.query(
                 """
                 UPDATE work_items SET state = 'QUEUED', lease_owner = NULL, lease_expires_at = NULL
-                WHERE id = \(item) AND state = 'CLAIMED'
+                WHERE id = \(item) AND state = 'CLAIMED' AND lease_owner = \(owner)
                 """, logger: logger)
         }
     }
@@ -284,7 +286,7 @@ struct PostgresWorkQueue: WorkQueue {
 }
 
 struct ClaimWorkItems: PostgresPreparedStatement {
-    /// The last column says whether the item was taken over from a holder whose lease ran out.
+    /// `expired` says whether the item was taken over from a holder whose lease ran out; `claims` counts this claim.
     static let sql = """
         WITH picked AS (
             SELECT id, state = 'CLAIMED' AS expired FROM work_items
@@ -294,10 +296,10 @@ struct ClaimWorkItems: PostgresPreparedStatement {
         UPDATE work_items w SET state = 'CLAIMED', lease_owner = $1, lease_expires_at = now() + $2 * interval '1 second',
             claims = w.claims + 1
         FROM picked WHERE w.id = picked.id
-        RETURNING w.id, w.batch_id, w.kind, w.group_key, w.job, picked.expired
+        RETURNING w.id, w.batch_id, w.kind, w.group_key, w.job, picked.expired, w.claims
         """
     static let bindingDataTypes: [PostgresDataType] = [.text, .float8, .int8]
-    typealias Row = (Int64, Int64, String, String?, String, Bool)
+    typealias Row = (Int64, Int64, String, String?, String, Bool, Int32)
 
     var owner: String
     var leaseSeconds: Double

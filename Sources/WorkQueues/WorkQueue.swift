@@ -12,12 +12,14 @@ package protocol WorkQueue: Sendable {
     func enqueue(_ items: [NewWorkItem], batch: Int64) async throws(StoreError)
     /// Claims up to `limit` items that are queued, or whose lease has run out.
     func claim(owner: String, limit: Int, lease: Duration) async throws(StoreError) -> [WorkItem]
-    /// Renews the leases of every item `owner` holds.
-    func heartbeat(owner: String, lease: Duration) async throws(StoreError)
+    /// Renews the leases of the given items while `owner` holds them. Only the items the worker is still working
+    /// on: one it has let go (its completion could not be written) must expire, for another worker to redo it.
+    func heartbeat(owner: String, items: [Int64], lease: Duration) async throws(StoreError)
     /// Marks an item done; the first completion of a group's last open document queues the group's end.
     func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError)
-    /// Gives a claimed item back to the queue, for another attempt.
-    func release(_ item: Int64) async throws(StoreError)
+    /// Gives an item `owner` holds back to the queue, for another attempt; nothing when another worker has claimed it
+    /// since (its lease ran out meanwhile).
+    func release(_ item: Int64, owner: String) async throws(StoreError)
     /// The transactions the documents of a group belonged to.
     func transactions(ofGroup group: String, batch: Int64) async throws(StoreError) -> [String]
     /// Items not yet done, in any batch.
@@ -47,6 +49,8 @@ package struct WorkItem: Sendable {
     package var group: String?
     /// The document job, for a document; a description, for a group's end.
     package var job: String
+    /// How many times the item has been claimed, this claim included.
+    package var claims: Int = 1
 }
 
 /// A document to queue, and the group whose end it belongs to (nil: none).

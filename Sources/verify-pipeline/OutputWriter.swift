@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Pipeline
 import TransactionViews
@@ -7,8 +8,10 @@ import VerifyModel
     import Glibc
 #endif
 
-/// Writes one NDJSON line per document, each as soon as it is done (no buffering across lines), to stdout or to
-/// `--output`. A file is written under a temporary name in its folder and renamed into place by `finish()`, so a
+/// Writes one line per document, each as soon as it is done (no buffering across lines), to stdout or to
+/// `--output`: NDJSON, or a readable line (`ResultText`) for a person at a terminal (`--format`). Over a progress bar
+/// on the same terminal, the bar is cleared before each line and drawn again after it. A reader that goes away (a
+/// closed pipe: `run … | head`) ends the writing quietly (`readerGone`). A file is written under a temporary name in its folder and renamed into place by `finish()`, so a
 /// reader never sees half a file under the final name; an existing path that is not a regular file (a FIFO, a
 /// symlink, a device, a folder) is refused, not replaced. A write that fails (a full disk) stops the writing (and the
 /// caller stops the run) and is reported by `finish()`, never by a signal.
@@ -23,9 +26,15 @@ actor OutputWriter {
     private var writeError: String?
     private var finished = false
     private let encoder = ResultLine.encoder
+    private let format: ResultFormat
+    private let progress: ProgressBar?
+    /// The pipe's reader closed it: nothing more is written, and the command ends quietly.
+    private(set) var readerGone = false
 
     /// `nil` or `-`: standard output.
-    init(path: String?) throws(Failure) {
+    init(path: String?, format: ResultFormat = .ndjson, progress: ProgressBar? = nil) throws(Failure) {
+        self.format = format
+        self.progress = progress
         guard let path, path != "-" else {
             descriptor = STDOUT_FILENO
             file = nil
@@ -46,13 +55,22 @@ actor OutputWriter {
     /// false once a write has failed: nothing more is written, and `finish()` reports it.
     @discardableResult
     func write(_ outcome: DocumentOutcome) -> Bool {
-        guard writeError == nil else { return false }
-        var data = ResultLine(outcome).json(encoder)
+        guard writeError == nil, !readerGone else { return false }
+        var data =
+            switch format {
+            case .ndjson: ResultLine(outcome).json(encoder)
+            case .text: Data(ResultText(outcome).line.utf8)
+            }
         data.append(0x0A)
+        progress?.clear()
         var written = 0
         while written < data.count {
             let result = data.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, $0.count - written) }
             if result < 0, errno == EINTR { continue }
+            if result < 0, errno == EPIPE, file == nil {
+                readerGone = true
+                return false
+            }
             guard result > 0 else {
                 writeError = String(cString: strerror(errno))
                 return false
@@ -90,5 +108,16 @@ actor OutputWriter {
             unlink(file.temporary)
             throw Failure(description: "cannot write the results to \(file.final): \(reason)")
         }
+    }
+}
+
+/// How results are printed: `ndjson` (CONTRACT §6), or `text`, a line a person reads (the default on a terminal).
+enum ResultFormat: String, CaseIterable, ExpressibleByArgument {
+    case text, ndjson
+
+    /// Text where the results go to a terminal, NDJSON to a pipe or a file.
+    static func resolved(_ asked: ResultFormat?, output: String?) -> ResultFormat {
+        if let asked { return asked }
+        return (output == nil || output == "-") && isatty(STDOUT_FILENO) == 1 ? .text : .ndjson
     }
 }

@@ -34,6 +34,12 @@ struct ConfigurationOptions: ParsableArguments {
     /// info level. A problem with the file is a configuration error (exit 2).
     func configuration(sizedFor cores: Int? = nil) throws -> PipelineConfiguration {
         var configuration = try Self.load(pipeline)
+        // `--key-env` names this run's key variable: the bearer token must not come from it either.
+        if let variable = configuration.submitter.tokenEnv, variable == store.keyEnv {
+            throw CommandFailure(
+                "'submitter.tokenEnv' names \(variable), which holds a secret of the store (--key-env): give the token a variable of its own"
+            )
+        }
         if let cores {
             configuration = configuration.sized(forCores: cores)
             let plan = configuration.stagePlan.map { "\($0.stage) \($0.workers)/\($0.queue)" }.joined(separator: ", ")
@@ -80,8 +86,18 @@ struct ConfigurationOptions: ParsableArguments {
 struct PipelineOptions: ParsableArguments {
     @OptionGroup var common: ConfigurationOptions
 
-    @Flag(help: "Leave the base64 images (frontImage, backImage, selfie) out of the printed results.")
+    @Flag(help: "Print the base64 images (frontImage, backImage, selfie) in the NDJSON results (left out by default).")
+    var includeImages = false
+
+    /// The default since images are left out unless asked for; kept for the scripts that pass it.
+    @Flag(help: .hidden)
     var omitImages = false
+
+    @Option(
+        help: ArgumentHelp(
+            "text (a readable line per document, no values) or ndjson (CONTRACT §6); default: text on a terminal, ndjson to a pipe or a file.",
+            valueName: "format"))
+    var format: ResultFormat?
 
     @Option(
         help: ArgumentHelp(
@@ -105,11 +121,12 @@ struct PipelineOptions: ParsableArguments {
 
     func validate() throws {
         guard (jobs ?? 1) >= 1, (jobs ?? 1) <= 1024 else { throw ValidationError("--jobs must be from 1 to 1024") }
+        guard !(includeImages && omitImages) else { throw ValidationError("--include-images and --omit-images contradict each other") }
         guard shutdownGrace >= 0, shutdownGrace <= 3600 else {
             throw ValidationError("--shutdown-grace must be from 0 to 3600 seconds")
         }
         if let metricsBind { _ = try listen.address(metricsBind, option: "--metrics-bind") }
-        _ = try listen.token()
+        _ = try listen.token(storeKeyVariable: store.keyEnv)
     }
 
     var store: StoreOptions { common.store }
@@ -130,13 +147,13 @@ struct PipelineOptions: ParsableArguments {
         var application = PipelineApplication(
             configuration: configuration, store: try store.location(), encryption: try storeEncryption(configuration),
             logger: common.makeLogger())
-        application.omitImages = omitImages
+        application.omitImages = !includeImages || omitImages
         application.shutdownGrace = shutdownGraceDuration
         application.pipelineName = common.pipeline ?? "pipeline"
         application.notices = { CommandOutput.standardError("verify-pipeline: \($0.escapingControls)\n") }
         if let metricsBind {
             let address = try listen.address(metricsBind, option: "--metrics-bind")
-            application.metrics = .init(bind: address, token: try listen.token(), limits: listen.limits) { port in
+            application.metrics = .init(bind: address, token: try listen.token(storeKeyVariable: store.keyEnv), limits: listen.limits) { port in
                 ListenOptions.announce("metrics", address, port: port)
             }
         }
@@ -145,9 +162,10 @@ struct PipelineOptions: ParsableArguments {
 
     /// Runs the application over `source`, writing each result as it is done (a result that cannot be written stops
     /// the intake, and `finish` reports it with exit 2), a progress bar on stderr when asked.
-    func execute(_ source: PipelineApplication.Source, output: OutputWriter, showProgress: Bool) async throws -> RunSummary {
+    func execute(
+        _ source: PipelineApplication.Source, output: OutputWriter, progress: ProgressBar?
+    ) async throws -> RunSummary {
         let application = try application()
-        let progress = showProgress ? ProgressBar() : nil
         let outcome: Result<RunSummary, any Error>
         do {
             outcome = .success(
@@ -173,8 +191,9 @@ extension VerifyPipeline {
         static let configuration = CommandConfiguration(
             abstract: "Process a batch folder: one subfolder per transaction (or a flat folder of images with their own QR).",
             discussion: """
-                Writes one JSON result per document (NDJSON) to stdout or --output as each is done, a progress bar on \
-                stderr when it is a terminal, and a one-line summary at the end. Re-running the same folder submits \
+                Writes one result per document to stdout or --output as each is done (a readable line on a terminal, \
+                NDJSON to a pipe or a file: --format; images only with --include-images), a progress bar on stderr \
+                when it is a terminal, and a one-line summary at the end. Re-running the same folder submits \
                 nothing twice. Exits 0 when every document succeeded, 1 when some failed, 2 on usage or configuration errors.
                 """
         )
@@ -194,23 +213,21 @@ extension VerifyPipeline {
             guard FileManager.default.fileExists(atPath: folder) else {
                 throw CommandFailure("no folder at \(folder)")
             }
+            let progress = isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil
             let writer: OutputWriter
             do {
-                writer = try OutputWriter(path: output)
+                writer = try OutputWriter(path: output, format: .resolved(options.format, output: output), progress: progress)
             } catch {
                 throw CommandFailure(error.description)
             }
             let summary: RunSummary
             do {
-                summary = try await options.execute(
-                    .input(.folder(URL(fileURLWithPath: folder))), output: writer,
-                    showProgress: isatty(STDERR_FILENO) == 1)
+                summary = try await options.execute(.input(.folder(URL(fileURLWithPath: folder))), output: writer, progress: progress)
             } catch {
                 await writer.discard()
                 throw error
             }
-            CommandOutput.standardError(summary.line + "\n")
-            if summary.failed > 0 { throw ExitCode(1) }
+            try await summary.report(readerGone: writer.readerGone)
         }
     }
 
@@ -227,19 +244,31 @@ extension VerifyPipeline {
         @OptionGroup var options: PipelineOptions
 
         func run() async throws {
-            let summary = try await options.execute(
-                .input(.lines(fileDescriptor: STDIN_FILENO)), output: try OutputWriter(path: nil),
-                showProgress: false)
-            CommandOutput.standardError(summary.line + "\n")
-            if summary.failed > 0 { throw ExitCode(1) }
+            let writer = try OutputWriter(path: nil, format: .resolved(options.format, output: nil))
+            let summary = try await options.execute(.input(.lines(fileDescriptor: STDIN_FILENO)), output: writer, progress: nil)
+            try await summary.report(readerGone: writer.readerGone)
         }
     }
 }
 
 extension RunSummary {
     var line: String {
-        "verify-pipeline: \(documents) documents (\(failed) failed, \(alreadySubmitted) already submitted), "
-            + "\(transactions) transactions (\(completed) completed) in \(String(format: "%.1f", elapsed)) s"
+        "verify-pipeline: \(Self.count(documents, "document")) (\(failed) failed, \(alreadySubmitted) already submitted), "
+            + "\(Self.count(transactions, "transaction")) (\(completed) completed) in \(String(format: "%.1f", elapsed)) s"
+            + (unfinished > 0 ? "; stopped before \(unfinished) more were done: run it again to finish them" : "")
+    }
+
+    /// 0 when every document of the input succeeded; 1 when some failed or were left unfinished by a stop.
+    var exitCode: ExitCode? { failed > 0 || unfinished > 0 ? ExitCode(1) : nil }
+
+    static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+
+    /// The summary on stderr and the exit status; where the results' reader went away (`run … | head`), neither: the
+    /// command ends quietly with 141, as a process a closed pipe ends (128 + SIGPIPE).
+    func report(readerGone: Bool) throws {
+        if readerGone { throw ExitCode(141) }
+        CommandOutput.standardError(line + "\n")
+        if let exitCode { throw exitCode }
     }
 }
 

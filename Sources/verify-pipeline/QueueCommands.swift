@@ -34,7 +34,8 @@ extension VerifyPipeline {
                 store, queue in
                 let (batch, queued, refused) = try await Enqueuer(configuration: configuration, store: store, queue: queue).enqueue(source)
                 for outcome in refused { await output.write(outcome) }
-                CommandOutput.standardError("verify-pipeline: \(queued) documents queued in batch \(batch), \(refused.count) refused\n")
+                CommandOutput.standardError(
+                    "verify-pipeline: \(RunSummary.count(queued, "document")) queued in batch \(batch), \(refused.count) refused\n")
                 return refused.count
             }
             do {
@@ -70,9 +71,10 @@ extension VerifyPipeline {
 
         func run() async throws {
             let owner = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+            let writer = try OutputWriter(path: nil, format: .resolved(options.format, output: nil))
             let summary = try await options.execute(
-                .queue(owner: owner, lease: .seconds(leaseSeconds), exitWhenEmpty: exitWhenEmpty), output: try OutputWriter(path: nil),
-                showProgress: false)
+                .queue(owner: owner, lease: .seconds(leaseSeconds), exitWhenEmpty: exitWhenEmpty), output: writer, progress: nil)
+            if await writer.readerGone { throw ExitCode(141) }
             CommandOutput.standardError(summary.line + "\n")
             if summary.failed > 0 { throw ExitCode(1) }
         }

@@ -3,6 +3,7 @@ import BarcodeScanning
 import Foundation
 import ImageDecoding
 import MRZReading
+import TransactionViews
 import VerifyModel
 
 extension VerifyPipeline {
@@ -10,9 +11,10 @@ extension VerifyPipeline {
         static let configuration = CommandConfiguration(
             abstract: "Decode the barcodes in images or folders, one result per image, in input order.",
             discussion: """
-                Folders are walked recursively and their .jpg, .jpeg and .png files scanned; a file named on the \
-                command line is scanned whatever its name. The format is always sniffed from the bytes. \
-                Exits 1 when any image could not be decoded.
+                Reads JPEG, PNG and WebP images. Folders are walked recursively and their .jpg, .jpeg, .png and .webp \
+                files scanned; a file named on the command line is scanned whatever its name. The format is always \
+                sniffed from the bytes. --symbologies MRZ reads passport and ID card MRZs (TD1, TD2, TD3, MRV-A, \
+                MRV-B) by OCR. Exits 1 when any image could not be decoded.
                 """
         )
 
@@ -22,11 +24,14 @@ extension VerifyPipeline {
         @Flag(help: "One JSON object per image (NDJSON) instead of text.")
         var json = false
 
+        @Flag(help: "Each symbol's text alone, exactly as decoded (control characters included), one a line: as zbarimg --raw.")
+        var raw = false
+
         @Option(help: "Images scanned in parallel (default: the number of cores).")
         var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
         @Option(
-            help: "Symbologies to look for, comma-separated (QR_CODE, PDF417, CODE_128, CODE_39, EAN_13, DATA_MATRIX).",
+            help: "Symbologies to look for, comma-separated (QR_CODE, PDF417, CODE_128, CODE_39, EAN_13, DATA_MATRIX, MRZ; default QR_CODE,PDF417).",
             transform: Symbologies.init(parsing:))
         var symbologies: Symbologies = Symbologies(formats: [.qrCode, .pdf417])
 
@@ -35,13 +40,14 @@ extension VerifyPipeline {
 
         func validate() throws {
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+            guard !(json && raw) else { throw ValidationError("--json and --raw are two formats: give one") }
             guard maxPixels >= 1 else { throw ValidationError("--max-pixels must be at least 1") }
         }
 
         func run() async throws {
             var configuration = BarcodeScanner.Configuration(symbologies: symbologies.formats)
             configuration.decoder.maxPixels = maxPixels
-            let report = ScanReport(json: json)
+            let report = ScanReport(format: json ? .json : raw ? .raw : .text)
             let batch = ScanBatch(
                 configuration: configuration, jobs: jobs, alsoRead: symbologies.formats.contains(.mrz) ? Self.readMRZ(configuration.decoder) : nil)
             let failures = await batch.run(ImageFile.expand(paths)) { result in
@@ -58,10 +64,17 @@ extension VerifyPipeline {
                     var code = Barcode(format: .mrz, text: reading.mrz.lines.joined(separator: "\n"))
                     code.mrz = MRZReport(
                         format: reading.mrz.format, confidence: reading.confidence, repairs: reading.repairs,
-                        unknownStates: reading.unknownStates)
+                        unknownStates: reading.unknownStates, pass: reading.pass.rawValue)
                     return ([code], [])
-                case .unreadable(let error):
-                    return ([], [UnreadableCode(format: .mrz, field: error.field, message: error.message)])
+                case .unreadable(let refusal):
+                    return (
+                        [],
+                        [
+                            UnreadableCode(
+                                format: .mrz, field: refusal.field.rawValue, message: refusal.message, reason: refusal.reason.rawValue,
+                                pass: refusal.pass.rawValue)
+                        ]
+                    )
                 case .notFound:
                     return ([], [])
                 }
@@ -89,9 +102,12 @@ struct Symbologies: CustomStringConvertible {
     var description: String { formats.map(\.rawValue).sorted().joined(separator: ",") }
 }
 
-/// Writes results (CONTRACT §6) as NDJSON or as text lines.
+/// Writes results (CONTRACT §6) as NDJSON, as text lines, or as the symbols' raw text. In text and raw, an image
+/// that could not be scanned is reported on stderr, its results (what was found, or not) on stdout.
 struct ScanReport: Sendable {
-    var json: Bool
+    enum Format: Sendable { case text, json, raw }
+
+    var format: Format
 
     /// `{"source": PATH, "barcodes": [...]}` (with `"unreadable": [{"format", "field", "message"}]` when an MRZ was
     /// found but not read with confidence) or `{"source": PATH, "error": {"code", "message"}}`.
@@ -107,22 +123,28 @@ struct ScanReport: Sendable {
         var error: Failure?
     }
 
+    /// A text line starts with the image's path, its control characters escaped: a file name holding a newline
+    /// cannot make a line of its own. A symbol's text is quoted, its controls escaped as a shell's `$'...'` writes
+    /// them (`\n`, `\x1e`).
     func write(_ result: ScanResult) {
-        switch (json, result.outcome) {
-        case (true, .success(let barcodes)):
+        let source = result.source.escapingControls
+        switch (format, result.outcome) {
+        case (.json, .success(let barcodes)):
             print(Self.encode(Line(source: result.source, barcodes: barcodes, unreadable: result.unreadable.isEmpty ? nil : result.unreadable)))
-        case (true, .failure(let failure)):
+        case (.json, .failure(let failure)):
             print(Self.encode(Line(source: result.source, error: .init(code: failure.failureCode.rawValue, message: failure.message))))
-        case (false, .failure(let failure)):
-            print("\(result.source): error \(failure.failureCode.rawValue): \(failure.message)")
-        case (false, .success(let barcodes)) where barcodes.isEmpty && result.unreadable.isEmpty:
-            print("\(result.source): no barcode found")
-        case (false, .success(let barcodes)):
+        case (_, .failure(let failure)):
+            CommandOutput.standardError("\(source): error \(failure.failureCode.rawValue): \(failure.message.escapingControls)\n")
+        case (.raw, .success(let barcodes)):
+            for barcode in barcodes { print(barcode.text) }
+        case (.text, .success(let barcodes)) where barcodes.isEmpty && result.unreadable.isEmpty:
+            print("\(source): no barcode found")
+        case (.text, .success(let barcodes)):
             for barcode in barcodes {
-                print("\(result.source): \(barcode.format.rawValue) \(barcode.text.debugDescription)")
+                print("\(source): \(barcode.format.rawValue) \"\(barcode.text.escapingForShell)\"")
             }
             for code in result.unreadable {
-                print("\(result.source): \(code.format.rawValue) unreadable (\(code.field)): \(code.message)")
+                print("\(source): \(code.format.rawValue) unreadable (\(code.field)): \(code.message)")
             }
         }
     }
@@ -131,6 +153,6 @@ struct ScanReport: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // A line of strings always encodes.
-        return (try? encoder.encode(line)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return (try? encoder.encode(line)).map { String(decoding: $0, as: UTF8.self).escapingTerminalControlsInJSON } ?? "{}"
     }
 }

@@ -22,22 +22,40 @@ struct ListenOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Connections open at once beyond which a new one is closed (default: half the open-file limit).",
+            "Close a connection whose request (head and body) has not arrived whole this many seconds after its first byte.",
+            valueName: "seconds"))
+    var requestTimeout: Int = 10
+
+    @Option(
+        help: ArgumentHelp(
+            "Connections open at once beyond which a new one takes the place of the one waiting longest for a request, or is closed when all are answering (default: half the open-file limit).",
             valueName: "n"))
     var maxConnections: Int?
 
     func validate() throws {
         guard (1...3_600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be 1 to 3600 seconds") }
+        guard (1...3_600).contains(requestTimeout) else { throw ValidationError("--request-timeout must be 1 to 3600 seconds") }
         guard (maxConnections ?? 1) >= 1 else { throw ValidationError("--max-connections must be at least 1") }
     }
 
-    var limits: ConnectionLimits { ConnectionLimits(idleTimeout: .seconds(idleTimeout), maximumConnections: maxConnections) }
+    var limits: ConnectionLimits {
+        ConnectionLimits(idleTimeout: .seconds(idleTimeout), requestTimeout: .seconds(requestTimeout), maximumConnections: maxConnections)
+    }
 
-    /// The token, when a variable is named: it must be set.
-    func token() throws -> String? {
+    /// The token, when a variable is named: it must be set, and strong (`TokenStrength`); the reason it is not names
+    /// the variable, never the value.
+    func token(storeKeyVariable: String?) throws -> String? {
         guard let tokenEnv else { return nil }
+        // A variable holding one of the store's secrets would make it the bearer token every client sends.
+        let secrets = Set([storeKeyVariable ?? KeyEncryptionKey.defaultVariable, KeyEncryptionKey.defaultVariable, "PGPASSWORD"])
+        guard !secrets.contains(tokenEnv) else {
+            throw ValidationError("--token-env names \(tokenEnv), which holds a store secret: give the token a variable of its own")
+        }
         guard let value = ProcessInfo.processInfo.environment[tokenEnv], !value.isEmpty else {
             throw ValidationError("\(tokenEnv) (--token-env) is not set")
+        }
+        if let weakness = TokenStrength.weakness(value) {
+            throw ValidationError("the token in \(tokenEnv) (--token-env) is too weak: \(weakness) (make one with: openssl rand -hex 32)")
         }
         return value
     }
@@ -86,11 +104,11 @@ extension VerifyPipeline {
 
         func validate() throws {
             _ = try listen.address(bind, option: "--bind")
-            _ = try listen.token()
+            _ = try listen.token(storeKeyVariable: store.keyEnv)
         }
 
         func run() async throws {
-            let address = try listen.address(bind, option: "--bind"), token = try listen.token()
+            let address = try listen.address(bind, option: "--bind"), token = try listen.token(storeKeyVariable: store.keyEnv)
             var serveLogger = Logger(label: "verify-pipeline.serve")
             serveLogger.logLevel = logLevel
             let logger = serveLogger

@@ -36,19 +36,23 @@ extension VerifyPipeline.StoreCommand {
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
-            let retention = try ConfigurationOptions.load(pipeline).retention, dryRun = dryRun
-            guard retention.mode != .none else {
-                CommandOutput.fail("the pipeline's retention is none: nothing is purged (set retention.mode to count, age or hybrid)")
-                return
-            }
+            let configuration = try ConfigurationOptions.load(pipeline), dryRun = dryRun
+            let retention = configuration.retention, age = configuration.review.inputsMaxAge
             let outcome = try await store.withStore(create: false, encryption: try store.anyStore()) { store in
-                try await store.purge(retention, at: Date(), dryRun: dryRun)
+                try await store.purge(retention, reviewInputsMaxAge: age, at: Date(), dryRun: dryRun)
+            }
+            if outcome.reviewInputs > 0 {
+                CommandOutput.standardError("verify-pipeline: removed the kept inputs of \(outcome.reviewInputs) failed documents by their age\n")
+            }
+            guard retention.mode != .none else {
+                CommandOutput.fail("the pipeline's retention is none: no transaction is purged (set retention.mode to count, age or hybrid)")
+                return
             }
             for id in outcome.transactions { print(id.escapingControls) }
             let verb = dryRun ? "would purge" : "purged"
             CommandOutput.standardError(
                 """
-                verify-pipeline: \(verb) the identity data of \(outcome.transactions.count) transactions (\(outcome.documents) documents) \
+                verify-pipeline: \(verb) the identity data of \(RunSummary.count(outcome.transactions.count, "transaction")) (\(RunSummary.count(outcome.documents, "document"))) \
                 under \(retention.label)\(dryRun ? "; nothing was changed" : "")\n
                 """)
         }

@@ -11,7 +11,7 @@ struct StoreOptions: ParsableArguments {
     @Option(
         name: .customLong("store"),
         help: ArgumentHelp(
-            "Where transactions are kept: sqlite:PATH (default ./verify-pipeline.sqlite, or $VERIFY_PIPELINE_STORE).",
+            "Where transactions are kept: sqlite:PATH, or postgres://USER@HOST:PORT/DATABASE (password from PGPASSWORD) to share it between processes (default sqlite:./verify-pipeline.sqlite, or $VERIFY_PIPELINE_STORE).",
             valueName: "url"))
     var url: String?
 

@@ -6,13 +6,15 @@ import Logging
 import Metrics
 import OperatorView
 import Prometheus
+import VerifyModel
 
 @main
 struct VerifyPipeline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-pipeline",
         abstract: "Turns document images into PingOne-Verify-style document submissions.",
-        subcommands: [Run.self, Stream.self, Status.self, Scan.self, Enqueue.self, Worker.self, StoreCommand.self, Serve.self, Plan.self]
+        version: ToolVersion.current,
+        subcommands: [Run.self, Stream.self, Status.self, Review.self, Scan.self, Enqueue.self, Worker.self, StoreCommand.self, Serve.self, Plan.self]
     )
 
     /// CONTRACT §6: usage and configuration errors exit 2 with a one-line reason (ArgumentParser's default is 64).

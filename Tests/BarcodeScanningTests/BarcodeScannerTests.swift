@@ -102,8 +102,14 @@ struct PayloadTextTests {
             // marks after the kana that take them say Japanese.
             ([0x2A, 0xC0, 0xDE, 0xCC, 0xDE, 0x51, 0x52, 0x2A], "*ﾀﾞﾌﾞQR*"),  // Shift-JIS
             ([0xB6, 0xDE, 0xB2, 0xC4, 0xDE], "ｶﾞｲﾄﾞ"),  // Shift-JIS
-            // 0x5C in Shift-JIS text is JIS X 0201's yen sign; in ASCII text it stays a backslash.
-            ([0xC0, 0xDE, 0x5C, 0x31, 0x30, 0x30], "ﾀﾞ¥100"),  // Shift-JIS
+            // Shift-JIS's single bytes 0x5C and 0x7E are ASCII's backslash and tilde, and its double-byte reverse solidus
+            // (0x815F) a backslash too, as zxing-cpp gives them (a MEBKM bookmark escapes a URL's colon so).
+            ([0xC0, 0xDE, 0x5C, 0x31, 0x30, 0x30], "ﾀﾞ\\100"),  // Shift-JIS
+            ([0xC0, 0xDE, 0xCC, 0xDE, 0x7E, 0x81, 0x5F], "ﾀﾞﾌﾞ~\\"),  // Shift-JIS
+            (
+                Array("MEBKM:TITLE:".utf8) + [0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA] + Array(";URL:http\\://example.com;;".utf8),
+                "MEBKM:TITLE:日本語;URL:http\\://example.com;;"
+            ),  // Shift-JIS
             (Array("C:\\path".utf8), "C:\\path")  // ASCII
         ] as [([UInt8], String)])
     func charset(bytes: [UInt8], text: String) {

@@ -43,7 +43,7 @@ func readPGM(_ bytes: [UInt8]) throws -> GrayImage {
     index += 1
     let width = Int(fields[1])!, height = Int(fields[2])!
     try #require(fields[0] == "P5" && fields[3] == "255")
-    return GrayImage(width: width, height: height, pixels: Array(bytes[index..<(index + width * height)]))
+    return try GrayImage(width: width, height: height, pixels: Array(bytes[index..<(index + width * height)]))
 }
 
 @Suite("Decoding every JPEG, PNG and WebP variant to grayscale")
@@ -66,8 +66,8 @@ struct ImageDecoderTests {
     }
 
     @Test("halving averages each 2×2 block, rounding half up, and drops an odd last row and column")
-    func halved() {
-        let image = GrayImage(
+    func halved() throws {
+        let image = try GrayImage(
             width: 5, height: 3,
             pixels: [
                 0, 1, 10, 20, 99,
@@ -81,11 +81,11 @@ struct ImageDecoderTests {
     }
 
     @Test("a box blur of radius 1 gives each pixel the rounded mean of its 3×3 block, edges repeated")
-    func boxBlurred() {
+    func boxBlurred() throws {
         // One black pixel (0) on white (255) in the middle of a 5×4 image.
         var pixels = [UInt8](repeating: 255, count: 20)
         pixels[2 * 5 + 2] = 0
-        let blurred = GrayImage(width: 5, height: 4, pixels: pixels).boxBlurred(radius: 1)
+        let blurred = try GrayImage(width: 5, height: 4, pixels: pixels).boxBlurred(radius: 1)
         #expect(blurred.width == 5 && blurred.height == 4)
         // Its 3×3 neighbourhood holds it once: (8 × 255 + 0) / 9 = 226.67, rounded to 227; farther pixels stay white.
         #expect(
@@ -98,31 +98,31 @@ struct ImageDecoderTests {
     }
 
     @Test("a faded page's greys are stretched: its darkest half a percent black, its lightest tenth white, the rest in between")
-    func contrastStretched() {
+    func contrastStretched() throws {
         // 1,000 pixels: 100 of ink at 150, 100 at 190, 800 of paper at 230.
         let pixels = [UInt8](repeating: 150, count: 100) + [UInt8](repeating: 190, count: 100) + [UInt8](repeating: 230, count: 800)
-        let stretched = GrayImage(width: 100, height: 10, pixels: pixels).contrastStretched()
+        let stretched = try GrayImage(width: 100, height: 10, pixels: pixels).contrastStretched()
         // 150 -> 0, 230 -> 255, 190 -> (190 - 150) * 255 / 80 = 127.
         #expect(stretched.pixels == [UInt8](repeating: 0, count: 100) + [UInt8](repeating: 127, count: 100) + [UInt8](repeating: 255, count: 800))
         // A page of one grey (no contrast to stretch) is left as it is.
         let flat = [UInt8](repeating: 200, count: 64)
-        #expect(GrayImage(width: 8, height: 8, pixels: flat).contrastStretched().pixels == flat)
+        #expect(try GrayImage(width: 8, height: 8, pixels: flat).contrastStretched().pixels == flat)
     }
 
     @Test("closing the ink fills a stroke drawn as its two edges and keeps the stroke's outer shape")
-    func closedInk() {
+    func closedInk() throws {
         // A hollow stroke on white: rows 2 and 4 inked (0) from column 2 to 6, row 3 between them white, as an
         // outline font draws a horizontal bar; a 9×7 image.
         var pixels = [UInt8](repeating: 255, count: 63)
         for row in [2, 4] { for column in 2...6 { pixels[row * 9 + column] = 0 } }
-        let closed = GrayImage(width: 9, height: 7, pixels: pixels).closedInk(radius: 1)
+        let closed = try GrayImage(width: 9, height: 7, pixels: pixels).closedInk(radius: 1)
         #expect(closed.width == 9 && closed.height == 7)
         // The gap between the edges is inked; nothing outside the bar is.
         let white: [UInt8] = [255, 255, 255, 255, 255, 255, 255, 255, 255]
         let bar: [UInt8] = [255, 255, 0, 0, 0, 0, 0, 255, 255]
         #expect(closed.pixels == white + white + bar + bar + bar + white + white)
         // Radius 0 changes nothing.
-        #expect(GrayImage(width: 9, height: 7, pixels: pixels).closedInk(radius: 0).pixels == pixels)
+        #expect(try GrayImage(width: 9, height: 7, pixels: pixels).closedInk(radius: 0).pixels == pixels)
     }
 
     @Test("a reduced JPEG decode remembers the declared size")

@@ -23,7 +23,7 @@ struct DocumentGlyphsTests {
                 }
             }
         }
-        return (GlyphClassifier(image: GrayImage(width: width, height: height, pixels: pixels)), cells)
+        return (GlyphClassifier(image: GrayImage(width: width, height: height, packed: pixels, sourceWidth: width, sourceHeight: height)), cells)
     }
 
     /// A date's `0` (a digit slot), a name's `O` (a letter slot), and the cell judged, in a document number's slot.
@@ -46,11 +46,11 @@ struct DocumentGlyphsTests {
         let oEvidence = asO.evidence(at: Self.judged, for: "O", against: "0")
         let forZero = try #require(zeroEvidence), forO = try #require(oEvidence)
         if zero {
-            #expect(forZero >= MRZCharacterRules.documentEvidence, "\(forZero)")
-            #expect(forO <= -MRZCharacterRules.documentEvidence, "\(forO)")
+            #expect(forZero >= MRZReadingPolicy.standard.documentEvidence, "\(forZero)")
+            #expect(forO <= -MRZReadingPolicy.standard.documentEvidence, "\(forO)")
         } else {
-            #expect(forO >= MRZCharacterRules.documentEvidence, "\(forO)")
-            #expect(forZero <= -MRZCharacterRules.documentEvidence, "\(forZero)")
+            #expect(forO >= MRZReadingPolicy.standard.documentEvidence, "\(forO)")
+            #expect(forZero <= -MRZReadingPolicy.standard.documentEvidence, "\(forZero)")
         }
     }
 
@@ -84,11 +84,11 @@ struct DocumentGlyphsTests {
     func leadLikeTheDocument() throws {
         let like = try #require(Self.zerosOnly([4.4, 4.5], judged: 4.35).calibratedLead(at: Self.judged, between: "O", and: "0"))
         #expect(like.shown == "0")
-        #expect(like.lead >= -MRZCharacterRules.documentLead, "\(like.lead)")
+        #expect(like.lead >= -MRZReadingPolicy.standard.documentLead, "\(like.lead)")
         // A print whose 0s are clear: a close call is nothing like them.
         let unlike = try #require(Self.zerosOnly([5.0, 5.1], judged: 3.9).calibratedLead(at: Self.judged, between: "0", and: "O"))
         #expect(unlike.shown == "0")
-        #expect(unlike.lead <= -MRZCharacterRules.documentLeadLost, "\(unlike.lead)")
+        #expect(unlike.lead <= -MRZReadingPolicy.standard.documentLeadLost, "\(unlike.lead)")
         // A print whose own 0s are close calls for O is no reference, nor is a document that shows both (`evidence`).
         #expect(Self.zerosOnly([4.0, 4.1], judged: 4.05).calibratedLead(at: Self.judged, between: "0", and: "O") == nil)
         #expect(Self.glyphs(judged: 4.6, read: "0").calibratedLead(at: Self.judged, between: "0", and: "O") == nil)

@@ -23,7 +23,7 @@ struct GlyphEvidenceTests {
                 }
             }
         }
-        return GrayImage(width: size, height: size, pixels: pixels)
+        return GrayImage(width: size, height: size, packed: pixels, sourceWidth: size, sourceHeight: size)
     }
 
     static let cell = MRZGrid.Cell(center: Point(x: 80, y: 80), pitch: Point(x: 64, y: 0))
@@ -35,9 +35,9 @@ struct GlyphEvidenceTests {
         let oAsO = try #require(o.evidence(Self.cell, geometry: Self.geometry, for: "O", against: "Q"))
         let qAsO = try #require(q.evidence(Self.cell, geometry: Self.geometry, for: "O", against: "Q"))
         let qAsQ = try #require(q.evidence(Self.cell, geometry: Self.geometry, for: "Q", against: "O"))
-        #expect(oAsO >= MRZCharacterRules.settledEvidence, "an O's counter has no tail: \(oAsO)")
-        #expect(qAsO <= -MRZCharacterRules.settledEvidence, "a Q read as O is contradicted by its tail: \(qAsO)")
-        #expect(qAsQ >= MRZCharacterRules.settledEvidence, "\(qAsQ)")
+        #expect(oAsO >= MRZReadingPolicy.standard.settledEvidence, "an O's counter has no tail: \(oAsO)")
+        #expect(qAsO <= -MRZReadingPolicy.standard.settledEvidence, "a Q read as O is contradicted by its tail: \(qAsO)")
+        #expect(qAsQ >= MRZReadingPolicy.standard.settledEvidence, "\(qAsQ)")
         #expect(o.evidence(Self.cell, geometry: Self.geometry, for: "0", against: "O") == nil)
     }
 
@@ -48,8 +48,8 @@ struct GlyphEvidenceTests {
         let printedA = GlyphClassifier(image: try Self.page(a)), printedB = GlyphClassifier(image: try Self.page(b))
         let aAsA = try #require(printedA.evidence(Self.cell, geometry: Self.geometry, for: a, against: b))
         let bAsA = try #require(printedB.evidence(Self.cell, geometry: Self.geometry, for: a, against: b))
-        #expect(aAsA >= MRZCharacterRules.settledEvidence, "\(a) read \(a): \(aAsA)")
-        #expect(bAsA <= -MRZCharacterRules.settledEvidence, "\(b) read \(a): \(bAsA)")
+        #expect(aAsA >= MRZReadingPolicy.standard.settledEvidence, "\(a) read \(a): \(aAsA)")
+        #expect(bAsA <= -MRZReadingPolicy.standard.settledEvidence, "\(b) read \(a): \(bAsA)")
         let d = GlyphClassifier(image: try Self.page("D"))
         #expect(d.evidence(Self.cell, geometry: Self.geometry, for: "D", against: "O") == nil)
         #expect(d.evidence(Self.cell, geometry: Self.geometry, for: "D", against: "0") == nil)
@@ -77,8 +77,8 @@ struct GlyphEvidenceTests {
         let l = GlyphClassifier(image: try Self.page("L"))
         let eAsL = try #require(e.evidence(Self.cell, geometry: Self.geometry, for: "L", against: "E"))
         let lAsL = try #require(l.evidence(Self.cell, geometry: Self.geometry, for: "L", against: "E"))
-        #expect(eAsL < MRZCharacterRules.settledEvidence, "the E's bars leave an L unsettled: \(eAsL)")
-        #expect(lAsL >= MRZCharacterRules.settledEvidence, "an L has no bars there: \(lAsL)")
+        #expect(eAsL < MRZReadingPolicy.standard.settledEvidence, "the E's bars leave an L unsettled: \(eAsL)")
+        #expect(lAsL >= MRZReadingPolicy.standard.settledEvidence, "an L has no bars there: \(lAsL)")
     }
 
     @Test("an O's and a Q's left side bows out beyond the bound, a D's stem does not")
@@ -86,8 +86,8 @@ struct GlyphEvidenceTests {
         let bows = try ["O", "Q", "D"].map { character in
             try #require(GlyphClassifier(image: try Self.page(character)).bow(Self.cell, geometry: Self.geometry))
         }
-        #expect(bows[0] >= MRZCharacterRules.roundBow, "O: \(bows[0])")
-        #expect(bows[1] >= MRZCharacterRules.roundBow, "Q: \(bows[1])")
+        #expect(bows[0] >= MRZReadingPolicy.standard.roundBow, "O: \(bows[0])")
+        #expect(bows[1] >= MRZReadingPolicy.standard.roundBow, "Q: \(bows[1])")
         #expect(bows[2] < 0.6, "D: \(bows[2])")
     }
 }

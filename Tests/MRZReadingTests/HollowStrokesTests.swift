@@ -12,7 +12,7 @@ struct HollowStrokesTests {
         for y in 0..<height {
             for x in 0..<width where ink(x, y) { pixels[y * width + x] = 0 }
         }
-        return GrayImage(width: width, height: height, pixels: pixels)
+        return GrayImage(width: width, height: height, packed: pixels, sourceWidth: width, sourceHeight: height)
     }
 
     /// A stroke 5 pixels wide and 30 high at x 10...14, y 15...44, drawn as its edge only (outline print); and an `O`,

@@ -86,7 +86,7 @@ struct MRZCharacterRulesTests {
         let error = try #require(throws: MRZError.self) {
             try Self.read([Self.at(1, 4): Self.cell("0", "O", gap: 0.08)], printed: Self.lookAlikes).get()
         }
-        #expect(error.field == "documentNumber")
+        #expect(error.field == .documentNumber)
     }
 
     @Test("a lone K between fillers in a name is the filler when the two scored alike")
@@ -122,7 +122,7 @@ struct MRZCharacterRulesTests {
             Issue.record("a reading with a wrong check digit parsed")
             return
         }
-        #expect(error.field == "dateOfBirth")
+        #expect(error.field == .dateOfBirth)
         #expect(error.failureCode == .document(.documentCaptureError))
     }
 
@@ -151,8 +151,8 @@ struct MRZCharacterRulesTests {
         // led its 0 by more than a single swap may (half what separates the templates), within the wider bound
         // for swaps that cancel together.
         let printed = ["P<UTOOMISASTAS<<KALE<WIA<<<<<<<<<<<<<<<<<<<<", "0600368685GBR9704091M28011422Q8MZ2EZ2E6U9K52"]
-        let gap = 1.05 * MRZCharacterRules.closeCall * GlyphClassifier.separation("0", "O")
-        #expect(gap > MRZCharacterRules.closeCall * GlyphClassifier.separation("0", "O"))
+        let gap = 1.05 * MRZReadingPolicy.standard.closeCall * GlyphClassifier.separation("0", "O")
+        #expect(gap > MRZReadingPolicy.standard.closeCall * GlyphClassifier.separation("0", "O"))
         var scores = printed.map { $0.map { Self.cell($0) } }
         for index in [0, 2, 3] { scores[1][index] = Self.cell("O", "0", gap: gap) }
         let read = ["P<UTOOMISASTAS<<KALE<WIA<<<<<<<<<<<<<<<<<<<<", "O6OO368685GBR9704091M28011422Q8MZ2EZ2E6U9K52"]
@@ -160,7 +160,7 @@ struct MRZCharacterRulesTests {
         let ambiguous = MRZCharacterRules.ambiguity(in: mrz, scores: scores) { (lines: [[Character]]) throws(MRZError) -> MRZ in
             try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"))
         }
-        #expect(ambiguous.map { MRZCharacterRules.field(at: $0, format: .td3) } == "documentNumber")
+        #expect(ambiguous.map { MRZCharacterRules.field(at: $0, format: .td3) } == .documentNumber)
         // Read with a clear lead, the same O's are the reading (the classifier's call, not a guess).
         for index in [0, 2, 3] { scores[1][index] = Self.cell("O", "0", gap: 0.3) }
         #expect(
@@ -195,7 +195,7 @@ struct MRZCharacterRulesTests {
         let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n")) }
         #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: [Self.at(1, 6)], parse: parse) == Self.at(1, 0))
         // The X read clearly, the mend stands: nothing else in the number could have been read otherwise.
-        scores[1][0] = Self.cell("X", "K", gap: MRZCharacterRules.mendedRival + 0.01)
+        scores[1][0] = Self.cell("X", "K", gap: MRZReadingPolicy.standard.mendedRival + 0.01)
         #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, mended: [Self.at(1, 6)], parse: parse) == nil)
     }
 
@@ -258,14 +258,14 @@ struct MRZCharacterRulesTests {
         // pair bound (0.575), within a mended field's (1.0).
         let separation = GlyphClassifier.separation("0", "O")
         var scores = Self.specimen.map { $0.map { Self.cell($0) } }
-        scores[1][5] = Self.cell("0", "O", gap: 1.6 * MRZCharacterRules.closeCall * separation)
+        scores[1][5] = Self.cell("0", "O", gap: 1.6 * MRZReadingPolicy.standard.closeCall * separation)
         let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n")) }
         let mrz = try MRZ(parsing: Self.specimen.joined(separator: "\n"))
         #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .open } == nil)
         #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .leaning } == Self.at(1, 5))
         #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in .contradicted } == Self.at(1, 5))
         // Ahead by more than a mended field's bound, the cell is the templates' to decide.
-        scores[1][5] = Self.cell("0", "O", gap: 2.4 * MRZCharacterRules.closeCall * separation)
+        scores[1][5] = Self.cell("0", "O", gap: 2.4 * MRZReadingPolicy.standard.closeCall * separation)
         var asked = 0
         let farther = MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse) { _, _, _ in
             asked += 1
@@ -283,7 +283,7 @@ struct MRZCharacterRulesTests {
         scores[0][18] = Self.cell("O", "Q", gap: 0.01)
         let lines = printed.map { Array($0) }
         let plain = MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .td3)
-        #expect(abs(plain["name"]!.confidence.margin - 0.01) < 1e-4)
+        #expect(abs(plain[.name]!.confidence.margin - 0.01) < 1e-4)
         var asked: [[Character]] = []
         let judged = MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .td3) { _, chosen, rival in
             asked.append([chosen, rival])
@@ -291,7 +291,7 @@ struct MRZCharacterRulesTests {
         }
         #expect(asked == [["O", "Q"]], "only a rival within judgedWithin is asked")
         // The next rival is every other letter, 0.7 behind; the name's other cells lead by as much.
-        #expect(abs(judged["name"]!.confidence.margin - 0.7) < 1e-4)
+        #expect(abs(judged[.name]!.confidence.margin - 0.7) < 1e-4)
     }
 
     @Test("a field no check digit covers is a guess when a letter leads by less than the name margin: the document code too")
@@ -301,13 +301,13 @@ struct MRZCharacterRulesTests {
         var scores = printed.map { $0.map { Self.cell($0) } }
         scores[0][1] = Self.cell("Q", "<", gap: 0.03)
         let lines = printed.map { Array($0) }
-        #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .td3)) == "documentCode")
+        #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .td3)) == .documentCode)
         // The same lead in the document number, which its check digit covers, is the reader's minimumMargin's to judge.
         var checked = Self.specimen.map { $0.map { Self.cell($0) } }
         checked[1][1] = Self.cell("8", "3", gap: 0.03)
         let specimen = Self.specimen.map { Array($0) }
         #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(specimen, scores: checked, format: .td3)) == nil)
-        scores[0][1] = Self.cell("Q", "<", gap: MRZCharacterRules.nameMargin + 0.01)
+        scores[0][1] = Self.cell("Q", "<", gap: MRZReadingPolicy.standard.nameMargin + 0.01)
         #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .td3)) == nil)
     }
 
@@ -318,8 +318,8 @@ struct MRZCharacterRulesTests {
         let lines = printed.map { Array($0) }
         var scores = printed.map { $0.map { Self.cell($0) } }
         scores[1][31] = Self.cell("Z", "7", gap: 0.08)
-        #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .mrvB)) == "optionalData")
-        scores[1][31] = Self.cell("Z", "7", gap: MRZCharacterRules.stateMargin + 0.01)
+        #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .mrvB)) == .optionalData)
+        scores[1][31] = Self.cell("Z", "7", gap: MRZReadingPolicy.standard.stateMargin + 0.01)
         #expect(MRZCharacterRules.uncheckedGuess(MRZCharacterRules.fieldConfidence(lines, scores: scores, format: .mrvB)) == nil)
         // The same 0.08 lead in the name (letters only, I against T) is no guess.
         scores[0][7] = Self.cell("I", "T", gap: 0.08)
@@ -352,7 +352,7 @@ struct MRZCharacterRulesTests {
             Issue.record("an invalid print was repaired into \((try? result.get())?.documentNumber ?? "")")
             return
         }
-        #expect(error.field == "documentNumber")
+        #expect(error.field == .documentNumber)
     }
 
     @Test(

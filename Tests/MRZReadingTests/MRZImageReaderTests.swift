@@ -88,7 +88,7 @@ struct MRZImageReaderTests {
             Issue.record("a page with a wrong check digit was not reported as unreadable")
             return
         }
-        #expect(error.field == "dateOfBirth")
+        #expect(error.field == .dateOfBirth)
         #expect(error.failureCode == .document(.documentCaptureError))
         #expect(!error.message.contains("740812"))
     }
@@ -103,7 +103,7 @@ struct MRZImageReaderTests {
             Issue.record("\(fixture) was not reported as unreadable")
             return
         }
-        #expect(error.field == field)
+        #expect(error.field.rawValue == field)
         #expect(error.failureCode == .document(.documentCaptureError))
     }
 
@@ -115,7 +115,7 @@ struct MRZImageReaderTests {
             Issue.record("a zero-filled number whose 0s and Os the print barely tells apart was not reported as unreadable")
             return
         }
-        #expect(error.field == "documentNumber")
+        #expect(error.field == .documentNumber)
         #expect(error.failureCode == .document(.documentCaptureError))
         #expect(!error.message.contains("0000"))
     }
@@ -176,7 +176,7 @@ struct MRZImageReaderTests {
             Issue.record("read: \(result)")
             return
         }
-        #expect(unread.error.field == "name")
-        #expect(unread.error.message == "MRZ name: a character does not look like an OCR-B character")
+        #expect(unread.refusal.field == .name)
+        #expect(unread.refusal.message == "MRZ name: a character does not look like an OCR-B character")
     }
 }

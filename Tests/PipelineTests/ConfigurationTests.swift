@@ -82,7 +82,12 @@ struct ConfigurationTests {
             ("submitter:\n  kind: http\n", "'submitter.endpoint' is required for the http submitter"),
             ("submitter:\n  kind: carrier-pigeon\n", "'submitter.kind' must be local or http"),
             ("policy: [1, 2]\n", "'policy' must be a mapping"),
-            ("name: [unclosed\n", "is not valid YAML"),
+            (
+                "name: [unclosed\n",
+                "is not valid YAML: line 2, column 1: did not find expected ',' or ']' (while parsing a flow sequence from line 1, column 7)"
+            ),
+            ("scan:\n\tsymbologies: [QR_CODE]\n", "is not valid YAML: line 2, column 1: found character that cannot start any token"),
+            ("name: a\nname: b\n", "is not valid YAML: line 1, column 1: keys given twice: name"),
             // Every number has a range: out of it, the key is named and nothing crashes.
             ("submitter:\n  timeoutSeconds: 1e300\n", "'submitter.timeoutSeconds' must be a number from 0.1 to 3,600"),
             ("submitter:\n  timeoutSeconds: .nan\n", "'submitter.timeoutSeconds' must be a number from 0.1 to 3,600"),
@@ -101,6 +106,19 @@ struct ConfigurationTests {
                 "submitter:\n  kind: http\n  endpoint: http://127.0.0.1:1/v1\n  tokenEnv: 'eyJhbGciOi.secret'\n",
                 "'submitter.tokenEnv' must name an environment variable (letters, digits and _), not hold a token"
             ),
+            // The bearer token is sent to the endpoint: it must not be one of the store's secrets.
+            (
+                "submitter:\n  kind: http\n  endpoint: http://127.0.0.1:1/v1\n  tokenEnv: VERIFY_PIPELINE_STORE_KEY\n",
+                "'submitter.tokenEnv' names VERIFY_PIPELINE_STORE_KEY, which holds a secret of the store"
+            ),
+            (
+                "submitter:\n  kind: http\n  endpoint: http://127.0.0.1:1/v1\n  tokenEnv: PGPASSWORD\n",
+                "'submitter.tokenEnv' names PGPASSWORD, which holds a secret of the store"
+            ),
+            (
+                "submitter:\n  kind: http\n  endpoint: http://127.0.0.1:1/v1\n  tokenEnv: BACKOFFICE_KEK\nstore:\n  encryption: {keyEnv: BACKOFFICE_KEK}\n",
+                "'submitter.tokenEnv' names BACKOFFICE_KEK, which holds a secret of the store"
+            ),
             ("store:\n  encryption: {enabled: maybe}\n", "'store.encryption.enabled' must be true or false"),
             ("retention:\n  mode: forever\n", "'retention.mode' must be one of none, count, age, hybrid"),
             ("retention:\n  keep: -5\n", "'retention.keep' must be a whole number from 0 to 100000000"),
@@ -111,6 +129,8 @@ struct ConfigurationTests {
     func refused(_ yaml: String, _ message: String) {
         let error = #expect(throws: ConfigurationError.self) { try PipelineConfiguration(yaml: yaml, name: "p.yaml") }
         #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+        // One line, never a Swift escape (a YAML error's snippet was `\u{A}`-joined).
+        #expect(error?.message.contains(where: \.isNewline) == false && error?.message.contains("\\u{") == false)
     }
 
     @Test("store encryption is on by default, keyed from VERIFY_PIPELINE_STORE_KEY; the retention section reads every mode")

@@ -69,12 +69,51 @@ struct IdentityRequiredTests {
         #expect(refused?.message == "back barcode: no date of expiry could be read")
     }
 
-    @Test("magnetic-stripe text is refused with its own message, for any document type")
-    func magneticStripe() {
-        for type in [DocumentType.governmentId, .email] {
-            let error = refusal(document(barcode: AAMVAFixtures.magneticStripe, type: type))
-            #expect(error?.message.hasPrefix("barcode: magnetic-stripe track data") == true)
+    @Test(
+        "an expired licence stays refused whatever its damage: leading space, header keys mangled, a preamble, separators stripped",
+        arguments: [AAMVATransport.intact, .leadingSpace, .headerKeysMangled, .scannerPreamble, .separatorsStripped, .pipes])
+    func expiredWhateverDamage(_ transport: AAMVATransport) {
+        let text = transport.apply(AAMVAFixtures.expired.text)
+        for document in [document(barcode: text), document(back: text)] {
+            let error = refusal(document)
+            #expect(error?.message == "the identity document has expired", "\(transport)")
         }
+        // Cut anywhere, it is refused too (expired, or its identity not read).
+        let scalars = Array(text.unicodeScalars)
+        for cut in stride(from: 0, to: scalars.count, by: 7) {
+            let error = refusal(document(barcode: String(String.UnicodeScalarView(scalars[..<cut]))))
+            #expect(error?.code == .document(.documentCaptureError), "\(transport), cut \(cut)")
+        }
+    }
+
+    @Test("magnetic-stripe text is read like a licence record; its expiry month must not have begun under failExpiredId")
+    func magneticStripe() throws {
+        var stripe = AAMVAStripe()
+        stripe.expiry = "3104"
+        for document in [document(barcode: stripe.text), document(back: stripe.text)] {
+            let fields = try DocumentAssembly(configuration: PipelineConfiguration(), today: Self.today).fields(for: document)
+            #expect(fields[.lastName] == "NAKAMURA")
+            #expect(fields[.dateOfExpiry] == "2031-04-30")
+        }
+        // Today is 2026-11-26: a stripe expiring in November 2026 may have expired already, one in October has.
+        for month in ["2611", "2610"] {
+            stripe.expiry = month
+            let error = refusal(document(barcode: stripe.text))
+            #expect(
+                error?.message
+                    == "barcode: the identity document may have expired: its magnetic stripe gives only the expiry month, which has begun")
+        }
+        var lenient = PipelineConfiguration()
+        lenient.failExpiredId = false
+        #expect(
+            try DocumentAssembly(configuration: lenient, today: Self.today).fields(for: document(barcode: stripe.text))[.dateOfExpiry] == "2026-10-31"
+        )
+        // A damaged track refuses the document, naming the track.
+        let damaged = refusal(document(barcode: stripe.text.replacingOccurrences(of: "=", with: "")))
+        #expect(damaged?.message.hasPrefix("barcode: magnetic-stripe licence: track 2") == true)
+        // Non-expiring (77): no expiry date, which failExpiredId needs.
+        stripe.expiry = "3277"
+        #expect(refusal(document(barcode: stripe.text))?.message == "barcode: no date of expiry could be read")
     }
 
     @Test("scan.opaqueBarcodes in a pipeline file: refuse by default, accept on request, anything else is a usage error")

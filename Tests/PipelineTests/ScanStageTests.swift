@@ -70,7 +70,7 @@ struct ScanStageTests {
         // The licence's decode is replaced by a blank page: had it scanned, it would have found no PDF417. With other
         // bytes than the selfie read (the file replaced in between), it must scan them.
         var licence = try Self.licenceBack(group: "03", path: path)
-        let blank = GrayImage(width: 64, height: 64, pixels: [UInt8](repeating: 255, count: 64 * 64))
+        let blank = try GrayImage(width: 64, height: 64, pixels: [UInt8](repeating: 255, count: 64 * 64))
         let bytes = sameBytes ? licence.images[.back]!.bytes : [0xFF, 0xD8, 0xFF]
         licence.images[.back] = DecodedImage(bytes: bytes, firstPass: blank)
         let scanned = try await stage(licence, scanners: scanners)

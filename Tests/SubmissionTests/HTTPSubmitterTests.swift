@@ -27,7 +27,7 @@ struct HTTPSubmitterUnitTests {
 
     func request(_ transaction: String, key: String = UUID().uuidString) -> SubmissionRequest {
         SubmissionRequest(
-            documentId: key, transactionId: transaction, verificationCode: "C1", documentType: .email,
+            documentId: key, idempotencyKey: key, transactionId: transaction, verificationCode: "C1", documentType: .email,
             document: DocumentFields([.email: "a@example.com"]), state: Self.state, signals: nil)
     }
 

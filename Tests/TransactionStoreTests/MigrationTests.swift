@@ -26,7 +26,10 @@ struct MigrationTests {
                 "v5-submission-claims 3661b36d691b65723612836a30f90f6c1055f5bb5030153f96c6ba601b770713",
                 "v6-store-keys-and-purges 4c865858a6ad5c76981015790abe480aaf57fa71e43f6dbb2b7f4338eac6d186",
                 "v7-operator-view-indexes d0638f77120b04da587884bdfc392d7c0eda5ab451991dc4ba368e6964590388",
-                "v8-document-identity 4413b7ddef222b87f0eb2bc0d6383351b642254b375e96d7e19992e0dccc638e"
+                "v8-document-identity 4413b7ddef222b87f0eb2bc0d6383351b642254b375e96d7e19992e0dccc638e",
+                "v9-operator-sessions ed4b11962e1a00c450c134a264e87e9e92bdc6c4f3ef0af69173374ae1aa01b8",
+                "v10-random-document-ids 30650d885be93d2550e06cc043d8f3c4499212d9859a475a58ea6e7639502872",
+                "v11-reviews 0035318375763e6e024eb728090f7cd926403b7be5ce3ad25eddece34d7a49d8"
             ])
     }
 
@@ -42,7 +45,10 @@ struct MigrationTests {
                 "v5-submission-claims 7d8e11a706d90347e4a21cb60bfa149f4141afb3f4ca70feafd1701aed2cccd3",
                 "v6-store-keys-and-purges 2613342d71e13abac167dc2eaf693fe2b3bf9be396cd64df44540828eae33f0a",
                 "v7-operator-view-indexes 934294e2a7b3d46af9c3e7654e4e8ddc32ca27354dfbf8faa4d66844e13c29da",
-                "v8-document-identity 5bc576743378cce050ee15cb9ed19c735a1071b8333b2b12477417ae7d9903ce"
+                "v8-document-identity 5bc576743378cce050ee15cb9ed19c735a1071b8333b2b12477417ae7d9903ce",
+                "v9-operator-sessions c34a25b5bbf5359df7f146f73260bf66e23149a9b347d8307c322b5ef0da64eb",
+                "v10-random-document-ids db3340a5574e571fc112d68daac7232e270de8e2b02bc30e36544698fdb4506f",
+                "v11-reviews a3c9ac205e13048ea41f1bc1183e3bd7521a6a8db849d59d040b8260ea7cd154"
             ])
         // Moved, unchanged, to the work queue's own ledger (WorkQueuesTests pins them there).
         #expect(PostgresSchema.retiredMigrations == ["v3-work-queue", "v4-work-groups"])

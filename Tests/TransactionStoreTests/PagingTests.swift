@@ -77,4 +77,35 @@ struct PagingTests {
             }
         }
     }
+
+    /// 1,200 transactions a second apart, ids `txn-0000` to `txn-1199`: the list `status` prints, read a page at a time.
+    @Test("the status list: at most a limit, since a time, by a part of the id; next only when more match", arguments: [StoreKind.sqlite, .postgres])
+    func statusList(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in
+            let base = Date(timeIntervalSince1970: 1_790_000_000)
+            for n in 0..<1_200 {
+                let at = base.addingTimeInterval(Double(n))
+                _ = try await store.openTransaction(
+                    NewTransaction(
+                        id: String(format: "txn-%04d", n), verificationCode: "1", policy: [.email: .required], createdAt: at,
+                        expiresAt: at.addingTimeInterval(3_600)))
+            }
+            let all = try await store.transactions(status: nil, search: nil, changedSince: nil, limit: nil)
+            #expect(all.transactions.count == 1_200 && all.next == nil, "more than a page of the list (500) is read whole")
+            #expect(all.transactions.first?.id == "txn-1199" && all.transactions.last?.id == "txn-0000")
+            let limited = try await store.transactions(status: nil, search: nil, changedSince: nil, limit: 700)
+            #expect(limited.transactions.map(\.id) == Array(all.transactions.prefix(700).map(\.id)) && limited.next != nil)
+            let exact = try await store.transactions(status: nil, search: nil, changedSince: nil, limit: 1_200)
+            #expect(exact.transactions.count == 1_200 && exact.next == nil, "a limit of exactly as many: nothing more")
+            // Since the 600th: it and the 599 after it, however the pages fall.
+            let recent = try await store.transactions(status: nil, search: nil, changedSince: base.addingTimeInterval(600), limit: nil)
+            #expect(recent.transactions.count == 600 && recent.transactions.last?.id == "txn-0600" && recent.next == nil)
+            let recentLimited = try await store.transactions(status: nil, search: nil, changedSince: base.addingTimeInterval(1_190), limit: 10)
+            #expect(recentLimited.transactions.count == 10 && recentLimited.next == nil, "the row past the limit is older: nothing more")
+            let searched = try await store.transactions(status: .notStarted, search: "-11", changedSince: base.addingTimeInterval(1_150), limit: 5)
+            #expect(searched.transactions.map(\.id) == ["txn-1199", "txn-1198", "txn-1197", "txn-1196", "txn-1195"] && searched.next != nil)
+            let none = try await store.transactions(status: .completed, search: nil, changedSince: nil, limit: nil)
+            #expect(none.transactions.isEmpty && none.next == nil)
+        }
+    }
 }

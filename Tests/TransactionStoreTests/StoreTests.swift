@@ -112,11 +112,12 @@ struct StoreTests {
             }
             let after = try await store.report(id: "t1")
             let again = try await store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(5))
-            guard case .alreadyRecorded(let transaction) = again else {
+            guard case .alreadyRecorded(let transaction, let recorded) = again else {
                 Issue.record("second collect should be a no-op, got \(again)")
                 return
             }
             #expect(transaction.updatedAt == t0)
+            #expect(recorded == RecordedDocument(id: "d1", transactionId: "t1", type: .governmentId, revision: 1))
             #expect(try await store.report(id: "t1") == after)
             // Opening the same transaction again returns it unchanged too.
             let reopened = try await store.openTransaction(newTransaction("t1", lifetime: 5))
@@ -306,7 +307,7 @@ struct StoreTests {
             _ = try await store.openTransaction(newTransaction("t1"))
             _ = try await store.collect(document("d1", "t1", .governmentId), at: t0)
             let current = try await store.collect(document("d2", "t1", .selfie), at: t0)
-            guard case .collected(let before, _) = current else {
+            guard case .collected(let before, _, _) = current else {
                 Issue.record("d2 was not collected")
                 return
             }
@@ -399,6 +400,27 @@ struct StoreTests {
         let temp = try await TemporaryStore()
         let attributes = try FileManager.default.attributesOfItem(atPath: temp.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+
+    @Test("a store created through a symlink to a file not there yet is its owner's only, -wal and -shm too, from the start")
+    func fileModeThroughDanglingSymlink() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-link-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("data/verify-pipeline.sqlite").path
+        try FileManager.default.createDirectory(atPath: folder.appendingPathComponent("data").path, withIntermediateDirectories: true)
+        let link = folder.appendingPathComponent("verify-pipeline.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let store = try await TransactionStore.sqlite(path: link)
+        _ = try await store.openTransaction(newTransaction("t1"))
+        // The store is open and has written: its -wal and -shm exist beside the file the link names.
+        for file in [target, target + "-wal", target + "-shm"] {
+            var status = stat()
+            try #require(stat(file, &status) == 0, "\(file) exists")
+            #expect(status.st_mode & 0o777 == 0o600, "\(file): \(String(status.st_mode & 0o777, radix: 8))")
+        }
+        var linkStatus = stat()
+        #expect(lstat(link, &linkStatus) == 0 && linkStatus.st_mode & S_IFMT == S_IFLNK, "the link is left a link")
     }
 
     @Test("listing filters by status and counts documents", arguments: StoreKind.allCases)

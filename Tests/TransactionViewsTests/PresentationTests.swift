@@ -84,10 +84,11 @@ struct PresentationTests {
         let summaries = try await Self.store().transactions(status: nil)
         let lines = StatusText.text(summaries).split(separator: "\n")
         #expect(lines.count == 3)
-        #expect(lines[0].hasPrefix("TRANSACTION") && lines[0].contains("STATUS") && lines[0].hasSuffix("UPDATED"))
-        #expect(lines[1].hasPrefix("txn-escape ") && lines[1].contains(" PROCESS ") && lines[1].contains(" SELFIE=REQUIRED "), "\(lines[1])")
-        #expect(lines[2].hasPrefix("txn-complete ") && lines[2].contains("GOVERNMENT_ID=PROCESSED SELFIE=SKIPPED"))
-        #expect(lines[2].hasSuffix("2026-11-22T00:00:03.000Z"))
+        #expect(lines[0] == "TRANSACTION   STATUS     GOV_ID  SELFIE  DATA     UPDATED")
+        // Each document type's status under its heading; a type the transaction does not have, `-`.
+        #expect(lines[1] == "txn-escape    PROCESS    -       req     present  2026-11-22T00:00:12Z", "\(lines[1])")
+        #expect(lines[2] == "txn-complete  COMPLETED  proc    skip    present  2026-11-22T00:00:03Z", "\(lines[2])")
+        #expect(StatusText.text(summaries, wide: true).hasSuffix("present  2026-11-22T00:00:03.000Z"))
         #expect(StatusText.text([]) == "No transactions.")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(StatusJSON.summary(summaries[1]).utf8)) as? [String: Any])
         #expect(json["transactionId"] as? String == "txn-complete" && json["documentSubmissionStatus"] as? String == "COMPLETED")
@@ -110,6 +111,75 @@ struct PresentationTests {
         #expect(documents?.first?["source"] as? String == "batch/\u{1B}[2J\u{1B}[H\u{202E}gpj.exe/\u{9B}2Jselfie.jpg")
         let list = StatusText.text(try await store.transactions(status: nil))
         #expect(!list.utf8.contains(0x1B))
+    }
+
+    /// A transaction whose government id failed before anything of it was collected, and whose selfie was
+    /// collected, then failed at a second reading: each recorded as a review.
+    static func failedStore() async throws -> TransactionStore {
+        let store = try await TransactionStore.inMemory()
+        _ = try await store.openTransaction(
+            NewTransaction(
+                id: "txn-failed", verificationCode: "V", policy: [.governmentId: .required, .selfie: .optional], createdAt: t0,
+                expiresAt: t0.addingTimeInterval(1800)))
+        _ = try await store.collect(
+            DocumentRecord(
+                id: "doc-s", transactionId: "txn-failed", type: .selfie, fields: DocumentFields(), source: "batch/txn-failed/selfie.jpg",
+                contentHash: "hs", createdAt: t0),
+            at: t0.addingTimeInterval(1))
+        for attempt in 1...2 {
+            _ = try await store.recordFailure(
+                FailureReport(
+                    transactionId: "txn-failed", verificationCode: "V", type: .governmentId, kind: .capture,
+                    code: .document(.documentCaptureError), message: "MRZ check digit for documentNumber does not match\u{1B}[2J",
+                    field: "documentNumber", source: "batch/txn-failed", inputs: #"{"mrz":"P<UTOERIKSSON<<ANNA"}"#),
+                limits: ReviewLimits(), at: t0.addingTimeInterval(Double(attempt)))
+        }
+        _ = try await store.recordFailure(
+            FailureReport(
+                transactionId: "txn-failed", verificationCode: "V", type: .selfie, kind: .capture, code: .document(.documentCaptureError),
+                message: "the selfie could not be decoded", field: nil, source: "batch/txn-failed/selfie.jpg", inputs: nil),
+            limits: ReviewLimits(), at: t0.addingTimeInterval(3))
+        return store
+    }
+
+    @Test("a failed document's review: a line under its type in text; error and review in JSON, an entry of its own when nothing was collected")
+    func reviews() async throws {
+        let report = try #require(try await Self.failedStore().report(id: "txn-failed"))
+        #expect(report.reviews.count == 2)
+        let text = StatusText.text(report, now: Self.t0)
+        #expect(
+            text.contains(
+                "    GOVERNMENT_ID  REQUIRED   policy REQUIRED\n"
+                    + #"      review open: documentCaptureError (documentNumber) "MRZ check digit for documentNumber does not match\u{1B}[2J" attempt 2, failed 2026-11-22T00:00:02.000Z; review 1 (capture), inputs kept"#
+                    + "\n"), "\(text)")
+        #expect(
+            text.contains(
+                #"      review open: documentCaptureError "the selfie could not be decoded" attempt 1, failed 2026-11-22T00:00:03.000Z; review 2 (capture), inputs none"#
+            ))
+        #expect(!text.utf8.contains(0x1B) && !text.contains("ERIKSSON"))
+
+        let json = StatusJSON.report(report)
+        #expect(!json.contains("ERIKSSON") && !json.utf8.contains(0x1B))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let documents = try #require(object["documents"] as? [[String: Any]])
+        #expect(documents.count == 2)
+        let selfie = try #require(documents.first { $0["documentType"] as? String == "SELFIE" })
+        #expect(selfie["id"] as? String == "doc-s" && (selfie["error"] as? [String: Any])?["message"] as? String == "the selfie could not be decoded")
+        let governmentId = try #require(documents.first { $0["documentType"] as? String == "GOVERNMENT_ID" })
+        #expect(governmentId["id"] == nil && governmentId["keys"] as? [String] == [] && governmentId["source"] as? String == "batch/txn-failed")
+        let error = try #require(governmentId["error"] as? [String: Any])
+        #expect(error["code"] as? String == "documentCaptureError" && error["field"] as? String == "documentNumber")
+        let review = try #require(governmentId["review"] as? [String: Any])
+        #expect(review["state"] as? String == "open" && review["attempt"] as? Int == 2 && review["kind"] as? String == "capture")
+        #expect(review["inputs"] as? String == "kept" && review["failedAt"] as? String == "2026-11-22T00:00:02.000Z" && review["resolvedAt"] == nil)
+
+        // The queue's entry: every reason, its transaction's expiry, nothing of the inputs.
+        let page = try await Self.failedStore().reviews(ReviewFilter(), limit: 10)
+        let entry = try #require(page.entries.first { $0.documentType == .governmentId })
+        let item = try #require(try JSONSerialization.jsonObject(with: Data(StatusJSON.review(entry).utf8)) as? [String: Any])
+        #expect(item["transactionId"] as? String == "txn-failed" && item["expiresAt"] as? String == "2026-11-22T00:30:00.000Z")
+        #expect(item["state"] as? String == "open" && item["source"] as? String == "batch/txn-failed" && item["resolvedBy"] == nil)
+        #expect(!StatusJSON.review(entry).contains("ERIKSSON"))
     }
 
     @Test("signals: a transaction without Protect says so in text; JSON is an object with the transaction's id")

@@ -85,7 +85,7 @@ struct MRZSpecimenTests {
         let error = #expect(throws: MRZError.self) {
             try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"), referenceDate: referenceDate)
         }
-        #expect(error?.field == field)
+        #expect(error?.field.rawValue == field)
         #expect(error?.failureCode == .document(.documentCaptureError))
         #expect(error?.message.contains(field) == true)
     }
@@ -98,7 +98,7 @@ struct MRZSpecimenTests {
         ])
     func badLayout(_ text: String) {
         let error = #expect(throws: MRZError.self) { try MRZ(parsing: text, referenceDate: referenceDate) }
-        #expect(error?.field == "layout")
+        #expect(error?.field == .layout)
     }
 
     @Test("two-digit years: births never in the future, expiries up to 50 years ahead")

@@ -32,6 +32,6 @@ struct MRZVisaTests {
     func visaCheckDigits() {
         let text = "V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<\nL8988901C4UTO7408123F1204159<<<<<<<<"
         let error = #expect(throws: MRZError.self) { try MRZ(parsing: text, referenceDate: Self.reference) }
-        #expect(error?.field == "dateOfBirth")
+        #expect(error?.field == .dateOfBirth)
     }
 }

@@ -41,19 +41,34 @@ struct CLIRunner {
         ProcessInfo.processInfo.environment.merging(["VERIFY_PIPELINE_STORE_KEY": testStoreKey]) { $1 }
     }
 
+    /// What the CLI reads as its standard input: this process's, text through a pipe, or `/dev/null` (as under
+    /// systemd's `StandardInput=null`, `docker run` without `-i` or cron).
+    enum Input {
+        case inherited
+        case text(String)
+        case devNull
+    }
+
     /// Runs the CLI to its end, waiting off the cooperative pool.
     static func run(
         _ arguments: [String], in directory: URL = root, environment: [String: String] = [:],
         stdin: String? = nil, executable: URL = executable
     ) async throws -> Outcome {
+        try await run(arguments, in: directory, environment: environment, input: stdin.map(Input.text) ?? .inherited, executable: executable)
+    }
+
+    static func run(
+        _ arguments: [String], in directory: URL = root, environment: [String: String] = [:],
+        input: Input, executable: URL = executable
+    ) async throws -> Outcome {
         try await offCooperativePool {
-            try runBlocking(arguments, in: directory, environment: environment, stdin: stdin, executable: executable)
+            try runBlocking(arguments, in: directory, environment: environment, input: input, executable: executable)
         }
     }
 
     private static func runBlocking(
         _ arguments: [String], in directory: URL, environment: [String: String],
-        stdin: String?, executable: URL
+        input standardInput: Input, executable: URL
     ) throws -> Outcome {
         let process = Process()
         process.environment = Self.environment.merging(environment) { $1 }
@@ -64,10 +79,14 @@ struct CLIRunner {
         process.standardOutput = out
         process.standardError = err
         let input = Pipe()
-        if stdin != nil { process.standardInput = input }
+        switch standardInput {
+        case .inherited: break
+        case .text: process.standardInput = input
+        case .devNull: process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        }
         try process.run()
-        if let stdin {
-            input.fileHandleForWriting.write(Data(stdin.utf8))
+        if case .text(let text) = standardInput {
+            input.fileHandleForWriting.write(Data(text.utf8))
             try input.fileHandleForWriting.close()
         }
         // Read both pipes before waiting so a full pipe cannot stall the child.

@@ -5,6 +5,10 @@ import SeededRandom
 import Testing
 import TransactionStore
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// CONTRACT §8: a submission is claimed in the store before it is sent, so any number of processes on one store send
 /// each document once. Five `run` processes start together on one batch and one fresh store (so their migrations
 /// race too); a loopback server counts how often it accepted each Idempotency-Key.
@@ -19,10 +23,7 @@ struct ConcurrentRunsTests {
         "300 documents, 5 processes started together, then the same with one SIGKILLed midway",
         arguments: Store.allCases, [false, true])
     func fiveProcesses(store: Store, killOne: Bool) async throws {
-        let seed =
-            ProcessInfo.processInfo.environment["VERIFY_PIPELINE_TEST_SEED"].flatMap(UInt64.init)
-            ?? UInt64.random(in: 1...UInt64.max >> 1)
-        var random = SeededGenerator(seed: seed)
+        var (seed, random) = try TestSeed.make()
         let server = try LoopbackServer(latency: .milliseconds(2))
         defer { server.shutdown() }
         let folder = try temporaryFolder("five-\(store)")
@@ -51,7 +52,7 @@ struct ConcurrentRunsTests {
             while printed < killAfter, await processes[0].nextLine(timeout: 60) != nil { printed += 1 }
             kill(processes[0].process.processIdentifier, SIGKILL)
         }
-        let context = "seed \(seed) (VERIFY_PIPELINE_TEST_SEED), \(store), killed: \(killOne ? "the first after \(killAfter) results" : "none")"
+        let context = "\(TestSeed.replay(seed)), \(store), killed: \(killOne ? "the first after \(killAfter) results" : "none")"
         for (index, process) in processes.enumerated() {
             #expect(await process.waitForExit(timeout: 120), "process \(index) did not end; \(context)")
             if killOne, index == 0 { continue }
@@ -80,21 +81,39 @@ struct ConcurrentRunsTests {
     func waiterAfterRefusal() async throws {
         let server = try LoopbackServer()
         defer { server.shutdown() }
+        server.refusalsHeld = true
         let folder = try temporaryFolder("waiter")
         defer { try? FileManager.default.removeItem(at: folder) }
         let batch = try fieldBatch(folder, transactions: ["slowbad-1"], phone: false)
+        // A timeout far beyond the test's waits: the first's attempt ends with the refusal, never by timing out.
         let pipeline = try pipelineFile(
             folder,
             """
             policy:
               documents: {EMAIL: REQUIRED, PHONE: DISABLED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}
-            submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 10}
+            submitter: {kind: http, endpoint: "\(server.baseURL)/v1", timeoutSeconds: 300}
             """)
         let arguments = ["run", batch.path, "--store", folder.appendingPathComponent("store.sqlite").path, "--pipeline", pipeline]
-        // The first sends and holds the claim while the server takes 3 s to refuse; the second starts meanwhile.
+        // The first sends and holds the claim while the server holds its refusal back.
         let first = try InteractiveProcess(arguments)
-        await eventually(timeout: 30) { !server.requests.isEmpty }
-        let second = try InteractiveProcess(arguments)
+        defer { if first.process.isRunning { first.process.terminate() } }
+        await eventually(timeout: 60) { !server.requests.isEmpty }
+        try #require(server.requests.count == 1, "the first process sent the document")
+        // The second tracks the document and hands it to its submit stage, whose first act is the claim: the refusal
+        // comes once its track stage has finished the document (a stage's time is recorded as it hands a document on).
+        let second = try InteractiveProcess(arguments + ["--metrics-bind", "127.0.0.1:0", "--log-level", "notice"])
+        defer { if second.process.isRunning { second.process.terminate() } }
+        let port = try await announcedPort(second)
+        var tracked = 0.0
+        let deadline = ContinuousClock.now + .seconds(60)
+        while tracked < 1, ContinuousClock.now < deadline, second.process.isRunning {
+            let (metrics, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+            tracked = prometheusSamples(String(decoding: metrics, as: UTF8.self))[#"verify_stage_duration_seconds_count{stage="track"}"#] ?? 0
+            if tracked < 1 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        try #require(tracked == 1, "the second process tracked the document: \(second.stderr)")
+        #expect(server.requests.count == 1, "the second waits on the first's claim instead of sending")
+        server.refusalsHeld = false
         let firstEnded = await first.waitForExit(), secondEnded = await second.waitForExit()
         #expect(firstEnded && secondEnded)
         var answers: [String] = []

@@ -20,9 +20,11 @@ struct IdleConnections {
     let process: InteractiveProcess
 
     /// Opens `count` connections to `port` and returns once they are open; `timeout` bounds the wait for their close.
-    init(port: Int, count: Int, timeout: Int) async throws {
+    /// With `slowBody`, each starts a request whose body comes a byte a second and never ends.
+    init(port: Int, count: Int, timeout: Int, slowBody: Bool = false) async throws {
         let executable = try #require(Self.executable, "the idle-connections helper is built with the tests")
-        process = try InteractiveProcess(executable: executable, [String(port), String(count), String(timeout)])
+        process = try InteractiveProcess(
+            executable: executable, [String(port), String(count), String(timeout)] + (slowBody ? ["slow-body"] : []))
         let opened = await process.nextLine(timeout: 60)
         try #require(opened == "open \(count)", "\(opened ?? "no answer") \(process.stderr)")
     }
@@ -85,7 +87,34 @@ struct ConnectionLoadTests {
         #expect(await serve.stop())
     }
 
-    @Test("beyond --max-connections a new connection is closed as it arrives; one is admitted again once others close")
+    @Test(
+        "slow request bodies (a byte a second: never idle) holding every place: /healthz takes the place of one, all are closed within --request-timeout"
+    )
+    func slowBodies() async throws {
+        let folder = try temporaryFolder("serve-slow-bodies")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let serve = try await Self.serveSamples(folder, ["--max-connections", "40", "--idle-timeout", "600", "--request-timeout", "3"])
+        let port = try #require(serve.base.port)
+        let clock = ContinuousClock(), start = clock.now
+        let slow = try await IdleConnections(port: port, count: 40, timeout: 30, slowBody: true)
+        // Every place is held by a request still coming: a new connection takes the place of the one waiting longest.
+        var answered = 0
+        for _ in 0..<5 where try await Self.healthz(port) < .seconds(1) { answered += 1 }
+        #expect(answered == 5)
+        let checked = clock.now - start
+        let (closed, seconds) = try await slow.closed()
+        print("[40 slow bodies] /healthz answered \(answered) of 5 within \(checked); \(closed) closed \(seconds) s after they were opened")
+        #expect(closed == 40, "every slow request's connection is closed")
+        // 3 s after its first byte, with room for a loaded machine; without the bound none is closed within 30 s.
+        #expect(seconds >= 0 && seconds < 15)
+        #expect(try await Self.healthz(port) < .seconds(1))
+        await slow.stop()
+        #expect(await serve.stop())
+    }
+
+    @Test(
+        "beyond --max-connections a new connection takes the place of the one idle longest: 20 of 70 closed; one is admitted again once others close"
+    )
     func connectionCap() async throws {
         let folder = try temporaryFolder("serve-cap")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -95,8 +124,8 @@ struct ConnectionLoadTests {
         // machine to close the 20 (it does so as they arrive), and what the 50 kept open cost the test.
         let held = try await IdleConnections(port: port, count: 50, timeout: 10)
         let extra = try await IdleConnections(port: port, count: 20, timeout: 10)
-        // The server's event loops admit connections side by side, so which of the 70 are the 20 too many is not
-        // the order they connected in; how many is.
+        // The server's event loops admit connections side by side, and a new one takes the place of the one idle
+        // longest, so which of the 70 are closed is not the order they connected in; how many is.
         let extraClosed = try await extra.closed().count, heldClosed = try await held.closed().count
         print("[cap 50] of 20 extra \(extraClosed) closed; of the first 50 \(heldClosed) closed")
         #expect(extraClosed + heldClosed == 20, "70 connections, 50 allowed: 20 closed as they arrived")

@@ -21,12 +21,12 @@ func unkeyedForms(transactionId: String, type: String, document: [String: String
     return ["doc-" + id, String(id), "sha256:" + digest, digest]
 }
 
-@Suite("Document ids: keyed with the store's secret", .serialized)
+@Suite("Document ids: random, recognised by a fingerprint keyed with the store's secret", .serialized)
 struct DocumentIdTests {
     static let policy = "policy:\n  documents: {EMAIL: REQUIRED, PHONE: REQUIRED, GOVERNMENT_ID: DISABLED, SELFIE: DISABLED}\n"
 
     @Test(
-        "the unkeyed id and content hash of a document are nowhere in the store, the results, status or the API; ids are stable on one store and differ between stores",
+        "the unkeyed id and content hash of a document are nowhere in the store, the results, status or the API; ids are stable on one store and differ between stores (random)",
         arguments: SampleStore.allCases)
     func keyed(_ kind: SampleStore) async throws {
         let folder = try temporaryFolder("document-ids")
@@ -150,5 +150,74 @@ struct DocumentIdTests {
             #expect(document.submission?.outcome == .accepted && document.submission?.attempts == 1)
             #expect(report.history.contains { $0.reason == "document \(documentId) collected" })
         }
+    }
+
+    @Test(
+        "a store the previous release wrote (ids keyed from the content) gets random ids when it opens: a re-run submits nothing twice, the keyed ids are gone, digests are known again",
+        arguments: SampleStore.allCases)
+    func keyedStore(_ kind: SampleStore) async throws {
+        let folder = try temporaryFolder("document-ids-keyed")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let batch = try fieldBatch(folder, transactions: (0..<5).map { "keyed-\($0)" })
+        // In clear, so that the previous release's rows can be written here with SQL alone.
+        let pipeline = try pipelineFile(folder, Self.policy + "store:\n  encryption: {enabled: false}\n")
+        let store = try await kind.fresh(folder, "k")
+        let arguments = ["run", batch.path, "--store", store, "--pipeline", pipeline, "--omit-images"]
+        let first = try resultLines(try await CLIRunner.run(arguments).stdout)
+        #expect(first.count == 10 && first.allSatisfy { $0.error == nil })
+        let secret = try await IdempotencyKeyTests.secret(of: store)
+
+        // The rows as the previous release left them: ids HMAC-SHA256 of the transaction and the digest under the
+        // store's secret (its content hashes were the fingerprints of now), no digest kept.
+        let postgres = kind == .postgres
+        var statements: [String] = [], keyedIds: [String] = []
+        for line in first {
+            let transactionId = try #require(line.transactionId), id = try #require(line.documentId)
+            let digest = unkeyedForms(transactionId: transactionId, type: try #require(line.documentType), document: try #require(line.document))[3]
+            let keyed =
+                "doc-"
+                + Data(HMAC<SHA256>.authenticationCode(for: Data("id\n\(transactionId)\n\(digest)".utf8), using: secret.key)).hexString.prefix(32)
+            keyedIds.append(keyed)
+            if postgres {
+                statements.append("UPDATE documents SET id = '\(keyed)', content_digest = NULL WHERE id = '\(id)'")
+            } else {
+                statements.append("UPDATE documents SET id = '\(keyed)', contentDigest = NULL WHERE id = '\(id)'")
+                statements.append("UPDATE submissions SET documentId = '\(keyed)' WHERE documentId = '\(id)'")
+            }
+            statements.append("UPDATE transitions SET reason = replace(reason, '\(id)', '\(keyed)')")
+        }
+        statements.append(postgres ? "UPDATE document_identity SET random_ids = false" : "UPDATE documentIdentity SET randomIds = 0")
+        if postgres {
+            try await TestPostgres.execute(store, statements)
+        } else {
+            let queue = try DatabaseQueue(path: String(store.dropFirst("sqlite:".count)))
+            let earlier = statements
+            try await queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA foreign_keys = OFF")
+                try db.inTransaction {
+                    for statement in earlier { try db.execute(sql: statement) }
+                    return .commit
+                }
+            }
+        }
+        #expect(keyedIds.allSatisfy { id in first.allSatisfy { $0.documentId != id } })
+        let before = try await storeBytes(store)
+        #expect(keyedIds.allSatisfy { before.range(of: Data($0.utf8)) != nil })
+
+        let rerun = try await CLIRunner.run(arguments)
+        let second = try resultLines(rerun.stdout)
+        #expect(second.count == 10 && second.allSatisfy { $0.error == nil && $0.alreadySubmitted == true }, "\(rerun.stderr)")
+        let renamed = Set(second.compactMap(\.documentId))
+        #expect(renamed.count == 10 && renamed.isDisjoint(with: Set(keyedIds)))
+        let after = try await storeBytes(store)
+        #expect(keyedIds.allSatisfy { after.range(of: Data($0.utf8)) == nil }, "the keyed ids leave the store's bytes")
+        // Documents without images: their digests are known again, so a key rotation can fingerprint them anew.
+        let withoutDigest =
+            postgres
+            ? try await TestPostgres.text(store, "SELECT count(*)::text FROM documents WHERE content_digest IS NULL")
+            : try await DatabaseQueue(path: String(store.dropFirst("sqlite:".count))).read { db in
+                try String.fetchOne(db, sql: "SELECT CAST(count(*) AS TEXT) FROM documents WHERE contentDigest IS NULL")
+            }
+        #expect(withoutDigest == "0")
     }
 }

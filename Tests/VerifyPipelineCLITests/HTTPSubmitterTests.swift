@@ -1,6 +1,7 @@
 import Foundation
 import LoopbackServer
 import Protect
+import SeededRandom
 import Testing
 import TransactionStore
 import VerifyModel
@@ -15,6 +16,8 @@ struct HTTPSubmitterTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let scenarios = ["accept-1", "flaky-1", "conflict-1", "bad-1", "slow-1", "drop-1", "partial-1"]
         let batch = try fieldBatch(folder, transactions: scenarios)
+        // Every answer but slow's comes at once, and slow's first never comes: under a timeout no answer comes near,
+        // each count below follows from the server's answers alone, however slow the machine.
         let pipeline = try pipelineFile(
             folder,
             """
@@ -23,7 +26,7 @@ struct HTTPSubmitterTests {
             submitter:
               kind: http
               endpoint: \(server.baseURL)/v1
-              timeoutSeconds: 1
+              timeoutSeconds: 5
               retry: {maxAttempts: 4, initialBackoffMs: 20, maxBackoffMs: 100}
             """)
         let store = folder.appendingPathComponent("store.sqlite").path
@@ -38,7 +41,7 @@ struct HTTPSubmitterTests {
             "flaky-1": ("PROCESSED", 3, 1, nil),
             "conflict-1": ("PROCESSED", 1, 0, nil),  // the API says it has it already: not sent again
             "bad-1": ("REQUIRED", 1, 0, "submissionError"),  // permanent: back to its policy status
-            "slow-1": ("PROCESSED", 2, 1, nil),  // timed out, retried, the API answered 409
+            "slow-1": ("PROCESSED", 2, 1, nil),  // never answered, timed out, retried, the API answered 409
             "drop-1": ("PROCESSED", 2, 1, nil),  // connection dropped before any answer, retried, 409
             "partial-1": ("PROCESSED", 1, 1, nil)  // 201, body cut short: the status was the answer
         ]
@@ -46,23 +49,26 @@ struct HTTPSubmitterTests {
         for line in lines {
             let transaction = try #require(line.transactionId)
             let want = try #require(expected[transaction])
-            let key = try #require(line.documentId)
+            let documentId = try #require(line.documentId)
+            let key = idempotencyKey(transaction, "EMAIL")
             let stored = try #require(try await reader.transaction(id: transaction))
             #expect(stored.state.documents[.email]?.rawValue == want.status, "\(transaction)")
             #expect(server.requests(forKey: key) == want.requests, "\(transaction)")
             #expect(server.acceptedCount(forKey: key) == want.accepted, "\(transaction)")
             #expect(line.error?.code == want.error, "\(transaction): \(line.error?.message ?? "")")
-            #expect(try await reader.submission(documentId: key)?.outcome == (want.error == nil ? .accepted : .failed))
+            #expect(try await reader.submission(documentId: documentId)?.outcome == (want.error == nil ? .accepted : .failed))
         }
         #expect(server.keys.allSatisfy { server.acceptedCount(forKey: $0) <= 1 })
-        // The request contract: path, Basic credentials from the QR, the document id as Idempotency-Key.
+        // The request contract: path, Basic credentials from the QR, the Idempotency-Key of the transaction, the type
+        // and the revision alone, the store's document id in the body.
         let request = try #require(server.requests.first { $0.path.contains("/accept-1/") })
         #expect(request.path == "/v1/transactions/accept-1/documents")
         #expect(request.headers["authorization"] == "Basic " + Data("accept-1:C8".utf8).base64EncodedString())
         #expect(request.headers["content-type"] == "application/json")
         let body = try #require(try JSONSerialization.jsonObject(with: request.body) as? [String: Any])
         #expect(Set(body.keys) == ["documentId", "documentType", "document", "documentStatus", "documentSubmissionStatus"])
-        #expect(body["documentId"] as? String == request.headers["idempotency-key"])
+        #expect(request.headers["idempotency-key"] == idempotencyKey("accept-1", "EMAIL"))
+        #expect(body["documentId"] as? String == lines.first { $0.transactionId == "accept-1" }?.documentId)
         #expect(body["document"] as? [String: String] == ["email": "accept-1@example.com"])
         #expect((body["documentStatus"] as? [String: String])?["EMAIL"] == "COLLECTED")
     }
@@ -108,26 +114,31 @@ struct HTTPSubmitterTests {
         let store = folder.appendingPathComponent("store.sqlite").path
         let arguments = ["run", batch.path, "--store", store, "--pipeline", pipeline, "--omit-images"]
         // Paced, so the kill lands while at least 100 documents are still to go.
-        let killAfter = Int.random(in: 10...200)
+        var (seed, random) = try TestSeed.make()
+        let killAfter = Int.random(in: 10...200, using: &random)
+        let context = "killed after \(killAfter) results, \(TestSeed.replay(seed))"
+        print("[HTTP submitter, killed and rerun] \(context)")
         let first = try InteractiveProcess(arguments, paced: true)
         var printed = 0
         while printed < killAfter, await first.nextLine() != nil { printed += 1 }
         kill(first.process.processIdentifier, SIGKILL)
         #expect(await first.waitForExit())
-        #expect(first.process.terminationReason == .uncaughtSignal, "killed after \(killAfter) results")
+        #expect(first.process.terminationReason == .uncaughtSignal, "\(context)")
+        #expect(printed == killAfter, "\(printed) results printed; \(context)")
 
         let second = try await CLIRunner.run(arguments)
-        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.status == 0, "\(second.stderr); \(context)")
         let lines = try resultLines(second.stdout)
-        #expect(lines.count == 300)
-        let keys = Set(lines.compactMap(\.documentId))
-        #expect(keys.count == 300)
-        #expect(server.keys == keys)
+        #expect(lines.count == 300, "\(context)")
+        #expect(Set(lines.compactMap(\.documentId)).count == 300, "\(context)")
+        let keys = Set(lines.compactMap { line in line.transactionId.map { idempotencyKey($0, line.documentType ?? "") } })
+        #expect(keys.count == 300, "\(context)")
+        #expect(server.keys == keys, "\(context)")
         for key in keys {
-            #expect(server.acceptedCount(forKey: key) == 1, "killed after \(killAfter)")
+            #expect(server.acceptedCount(forKey: key) == 1, "\(context)")
         }
         let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
-        #expect(try await reader.transactions(status: .completed).count == 150)
+        #expect(try await reader.transactions(status: .completed).count == 150, "\(context)")
     }
 }
 

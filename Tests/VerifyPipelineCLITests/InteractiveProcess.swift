@@ -86,6 +86,9 @@ final class InteractiveProcess: Sendable {
         }
     }
 
+    /// The output lines read and not yet taken by `nextLine`.
+    var unreadLines: [String] { lines.withLock { $0 } }
+
     var stderr: String { errors.withLock { String(decoding: $0, as: UTF8.self) } }
 
     /// Waits for the process to end, at most `timeout` seconds (on a Dispatch thread, see `offCooperativePool`).

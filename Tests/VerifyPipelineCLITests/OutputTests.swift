@@ -80,6 +80,82 @@ struct OutputTests {
         #expect(process.terminationStatus == (what == "run" ? 1 : 2), "three sample documents fail on purpose; a bad pipeline is exit 2")
     }
 
+    @Test("stdout a closed pipe (`run … | head`): the run ends quietly, exit 141 as a closed pipe ends a process, nothing on stderr")
+    func closedStandardOutput() async throws {
+        let folder = try temporaryFolder("stdout-closed")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = Process()
+        process.executableURL = CLIRunner.executable
+        process.arguments = ["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path]
+        process.currentDirectoryURL = CLIRunner.root
+        process.environment = CLIRunner.environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try out.fileHandleForReading.close()  // the reader is gone: the first result's write fails with EPIPE
+        try process.run()
+        try out.fileHandleForWriting.close()
+        try err.fileHandleForWriting.close()
+        let stderr = await offCooperativePool { err.fileHandleForReading.readDataToEndOfFile() }
+        await offCooperativePool { process.waitUntilExit() }
+        #expect(process.terminationReason == .exit, "ended by signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == 141)
+        #expect(stderr.isEmpty, "\(String(decoding: stderr, as: UTF8.self))")
+    }
+
+    /// The sample batch's values the readable lines must never show (the licence's, the passport's, the card's).
+    static let sampleValues = ["T64-220-019", "1990-11-20", "X7B04Q2N1", "SAMPLE", "RIVER", "UT0418822", "EXAMPLE", "alex.sample@example.com"]
+
+    @Test("--format text: a readable line per document (status, type, id, transaction, the error's code and reason), no value")
+    func textLines() async throws {
+        let folder = try temporaryFolder("text-lines")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outcome = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent("s.sqlite").path, "--format", "text"])
+        #expect(outcome.status == 1, "\(outcome.stderr)")
+        let lines = outcome.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 15 && lines.allSatisfy { !$0.hasPrefix("{") })
+        #expect(lines.filter { $0.hasPrefix("PROCESSED ") }.count == 12, "\(lines)")
+        let failed = lines.filter { $0.hasPrefix("FAILED ") }
+        #expect(failed.count == 3)
+        #expect(
+            failed.contains {
+                $0.contains("06-bad-mrz/GOVERNMENT_ID  txn-batch-006  documentCaptureError: MRZ check digit for documentNumber does not match")
+            }, "\(failed)")
+        #expect(failed.contains { $0.contains("07-expired/GOVERNMENT_ID  txn-batch-007  documentSubmissionTimeoutError: ") })
+        for value in Self.sampleValues { #expect(!outcome.stdout.contains(value), "a sample value is in the readable lines") }
+        #expect(outcome.stderr.contains("15 documents (3 failed, 0 already submitted), 9 transactions (6 completed)"))
+    }
+
+    @Test("images only with --include-images: left out of the NDJSON by default, whole with it; --omit-images as before")
+    func imagesOnRequest() async throws {
+        let folder = try temporaryFolder("images-on-request")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func licence(_ extra: [String], _ store: String) async throws -> [String: Any] {
+            let outcome = try await CLIRunner.run(["run", "Samples/batch", "--store", folder.appendingPathComponent(store).path] + extra)
+            #expect(outcome.status == 1, "\(outcome.stderr)")
+            let line = try #require(outcome.stdout.split(separator: "\n").first { $0.contains("\"02-missing-selfie/GOVERNMENT_ID\"") })
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            return try #require(object["document"] as? [String: Any])
+        }
+        #expect(try await licence([], "a.sqlite")["frontImage"] == nil)
+        #expect(try await licence(["--omit-images"], "b.sqlite")["frontImage"] == nil)
+        let included = try await licence(["--include-images"], "c.sqlite")
+        #expect((included["frontImage"] as? String).flatMap { Data(base64Encoded: $0) }?.starts(with: [0xFF, 0xD8]) == true)
+        let both = try await CLIRunner.run(["run", "Samples/batch", "--include-images", "--omit-images"])
+        #expect(both.status == 2 && both.stderr.contains("contradict"))
+    }
+
+    @Test("one document, one transaction: the summary says so in the singular")
+    func singularSummary() async throws {
+        let folder = try temporaryFolder("singular")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outcome = try await CLIRunner.run(
+            ["stream", "--store", folder.appendingPathComponent("s.sqlite").path],
+            stdin: #"{"id":"one","transactionId":"single-1","type":"EMAIL","email":"one@example.com"}"# + "\n")
+        #expect(outcome.stderr.contains("verify-pipeline: 1 document ("), "\(outcome.stderr)")
+        #expect(outcome.stderr.contains(" already submitted), 1 transaction ("), "\(outcome.stderr)")
+    }
+
     @Test("a write that fails (the file-size limit here, a full disk alike) ends the run with exit 2 and a clear line, not a signal")
     func writeError() async throws {
         let folder = try temporaryFolder("output-full")
@@ -89,7 +165,7 @@ struct OutputTests {
         // writes, so the store is in PostgreSQL: a SQLite store's WAL, which grows faster than it is checkpointed
         // when the machine is busy, reached the limit first in one loaded run (its documents then failed: exit 1).
         let store = try await freshPostgresStore()
-        let script = "ulimit -f 1536; exec \"$0\" run Samples/batch --store \"$1\" --output \"$2\""
+        let script = "ulimit -f 1536; exec \"$0\" run Samples/batch --store \"$1\" --output \"$2\" --include-images"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-c", script, CLIRunner.executable.path, store, output]

@@ -37,6 +37,25 @@ struct PostgresConnectTests {
         #expect(!right.stderr.contains("password authentication failed"), "\(right.stderr)")
     }
 
+    @Test("no password for a role that needs one: exit 2, one line saying to set PGPASSWORD, no library name")
+    func missingPassword() async throws {
+        let (address, _) = try TestPostgres.server()
+        // The test server asks this role (only) for a password (scripts/postgres-throwaway.sh).
+        try await TestPostgres.administer([
+            "DO $$ BEGIN CREATE ROLE verify_password LOGIN PASSWORD 'the-right-one'; EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+        ])
+        let (outcome, elapsed) = try await Self.timed(["status", "--store", "postgres://verify_password@\(address)/postgres"])
+        Self.expectOneLineExit2(outcome, elapsed, within: .seconds(12), saying: "set PGPASSWORD")
+        #expect(!outcome.stderr.contains("authMechanism"), "\(outcome.stderr)")
+    }
+
+    @Test("a host name that does not resolve: exit 2, one line saying so, no library name")
+    func unresolvableHost() async throws {
+        let (outcome, elapsed) = try await Self.timed(["status", "--store", "postgres://postgres@no-such-host.invalid:5432/postgres"])
+        Self.expectOneLineExit2(outcome, elapsed, within: .seconds(30), saying: "the host name does not resolve")
+        #expect(!outcome.stderr.contains("NIOConnectionError"), "\(outcome.stderr)")
+    }
+
     @Test("a closed port: exit 2 within 12 s, connection refused")
     func closedPort() async throws {
         // Bound and closed again: nobody listens there.

@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 import Testing
 import TransactionStore
 import VerifyModel
@@ -39,7 +40,7 @@ struct RunCommandTests {
         let folder = try temporaryFolder("run-samples")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = folder.appendingPathComponent("store.sqlite").path
-        let outcome = try await CLIRunner.run(["run", "Samples/batch", "--store", store])
+        let outcome = try await CLIRunner.run(["run", "Samples/batch", "--store", store, "--include-images"])
         #expect(outcome.status == 1, "three sample documents fail on purpose")
         let lines = try resultLines(outcome.stdout)
         #expect(lines.count == 15)
@@ -116,30 +117,33 @@ struct RunCommandTests {
         let arguments = ["run", batch.path, "--store", store, "--pipeline", pipeline.path, "--omit-images"]
 
         // At least 100 results (well over the two pages a paced reader lets the process write ahead) remain.
-        let killAfter = Int.random(in: 10...200)
+        var (seed, random) = try TestSeed.make()
+        let killAfter = Int.random(in: 10...200, using: &random)
+        let context = "killed after \(killAfter) results, \(TestSeed.replay(seed))"
+        print("[run, killed and rerun] \(context)")
         let first = try InteractiveProcess(arguments, paced: true)
         var printed: [String] = []
         while printed.count < killAfter, let line = await first.nextLine() { printed.append(line) }
         kill(first.process.processIdentifier, SIGKILL)
         #expect(await first.waitForExit())
-        #expect(first.process.terminationReason == .uncaughtSignal, "killed after \(killAfter) results")
-        #expect(printed.count == killAfter)
+        #expect(first.process.terminationReason == .uncaughtSignal, "\(context)")
+        #expect(printed.count == killAfter, "\(printed.count) results printed; \(context)")
 
         let second = try await CLIRunner.run(arguments)
-        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.status == 0, "\(second.stderr); \(context)")
         let lines = try resultLines(second.stdout)
-        #expect(lines.count == 300)
-        #expect(lines.allSatisfy { $0.error == nil })
+        #expect(lines.count == 300, "\(context)")
+        #expect(lines.allSatisfy { $0.error == nil }, "\(context)")
         // What the first run printed as done, the second did not send again.
         let firstIds = Set(try resultLines(printed.joined(separator: "\n")).compactMap(\.documentId))
         let resent = lines.filter { $0.alreadySubmitted != true && firstIds.contains($0.documentId ?? "") }
-        #expect(resent.isEmpty, "killed after \(killAfter)")
+        #expect(resent.isEmpty, "\(context)")
         let reader = try await TransactionStore.sqlite(path: store, create: false, encryption: CLIRunner.storeEncryption)
         for line in lines {
             let submission = try await reader.submission(documentId: line.documentId ?? "")
-            #expect(submission?.attempts == 1 && submission?.outcome == .accepted, "\(line.id), killed after \(killAfter)")
+            #expect(submission?.attempts == 1 && submission?.outcome == .accepted, "\(line.id), \(context)")
         }
-        #expect(try await reader.transactions(status: .completed).count == 100)
+        #expect(try await reader.transactions(status: .completed).count == 100, "\(context)")
     }
 
     @Test("a transaction folder's missing optional documents are skipped when the folder ends, not at the end of the batch")

@@ -154,6 +154,26 @@ struct ScanCommandTests {
         #expect(lines[1].barcodes?.first?.format == "QR_CODE")
     }
 
+    @Test("text: a symbol's controls as a shell writes them (\\x1e, \\n), an image's error on stderr; --raw: the text exactly, one a line")
+    func textAndRaw() async throws {
+        let back = "Samples/batch/01-complete/back.png", qr = "Samples/batch/01-complete/qr.png"
+        let text = try await CLIRunner.run(["scan", back, "no/such/file.png", qr])
+        #expect(text.status == 1)
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(text.stdout)")
+        #expect(lines[0].hasPrefix("\(back): PDF417 \"@\\n\\x1e\\rANSI 636014"), "\(lines[0])")
+        #expect(!lines[0].contains("\\u{"))
+        #expect(lines[1].hasPrefix("\(qr): QR_CODE \"https://"))
+        #expect(text.stderr.contains("no/such/file.png: error documentCaptureError: "), "\(text.stderr)")
+        #expect(!text.stdout.contains("no/such/file.png"))
+        let raw = try await CLIRunner.run(["scan", "--raw", back, qr])
+        #expect(raw.status == 0)
+        #expect(raw.stdout.hasPrefix("@\n\u{1E}\rANSI 636014"))
+        #expect(raw.stdout.hasSuffix("code=700101\n") && !raw.stdout.contains(back))
+        let both = try await CLIRunner.run(["scan", "--raw", "--json", qr])
+        #expect(both.status == 2 && both.stderr.contains("two formats"))
+    }
+
     @Test("usage errors exit 2 with a reason")
     func usageErrors() async throws {
         let outcome = try await CLIRunner.run(["scan", "Samples/", "--symbologies", "AZTEC"])

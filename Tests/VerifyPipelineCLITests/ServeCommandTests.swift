@@ -1,5 +1,6 @@
 import BlockingWaits
 import Foundation
+import GRDB
 import PostgresTestSupport
 import Testing
 import VerifyModel
@@ -69,6 +70,14 @@ func prometheusSamples(_ text: String) -> [String: Double] {
         samples[String(line[..<space])] = value
     }
     return samples
+}
+
+/// Whether `text` shows `value`. A value of digits counts only as a whole number: a sample's zip code, 62701, once
+/// turned up inside a random document id's hex or a duration on /metrics. Any other value counts anywhere.
+func shows(_ text: String, _ value: String) -> Bool {
+    guard value.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }) else { return text.contains(value) }
+    let pattern = "(?<![A-Za-z0-9.])" + NSRegularExpression.escapedPattern(for: value) + "(?![A-Za-z0-9])"
+    return text.range(of: pattern, options: .regularExpression) != nil
 }
 
 @Suite("The operator's view: verify-pipeline serve", .serialized)
@@ -192,12 +201,70 @@ struct ServeCommandTests {
                 $0.hasPrefix("#") || $0.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [0-9.e+-]+$"#, options: .regularExpression) != nil
             })
 
+        // The review queue: the batch's three failed government ids (two refused, one expired), all open.
+        let reviewsOpen = try await serve.get("/api/review")
+        #expect(reviewsOpen.status == 200 && reviewsOpen.headers["content-type"] == "application/json")
+        let queue = try #require(try JSONSerialization.jsonObject(with: Data(reviewsOpen.body.utf8)) as? [String: Any])
+        #expect(queue["next"] is NSNull, "\(reviewsOpen.body)")
+        let entries = try #require(queue["reviews"] as? [[String: Any]])
+        #expect(
+            entries.map { "\($0["transactionId"] ?? "-") \($0["documentType"] ?? "-")" }.sorted()
+                == ["txn-batch-005 GOVERNMENT_ID", "txn-batch-006 GOVERNMENT_ID", "txn-batch-007 GOVERNMENT_ID"], "\(reviewsOpen.body)")
+        #expect(entries.allSatisfy { $0["state"] as? String == "open" && $0["attempt"] as? Int == 1 && $0["failedAt"] is String })
+        #expect(
+            entries.compactMap { $0["code"] as? String }.sorted()
+                == ["documentCaptureError", "documentCaptureError", "documentSubmissionTimeoutError"], "\(reviewsOpen.body)")
+        #expect(entries.allSatisfy { ($0["message"] as? String)?.isEmpty == false && $0["expiresAt"] is String && $0["id"] is Int })
+        let timedOut = try #require(try await serve.get("/api/review?code=documentSubmissionTimeoutError").body.data(using: .utf8))
+        let onlyExpired = try #require(try JSONSerialization.jsonObject(with: timedOut) as? [String: Any])["reviews"] as? [[String: Any]]
+        #expect(onlyExpired?.map { $0["transactionId"] as? String } == ["txn-batch-007"])
+        let allStates = try await serve.get("/api/review?state=all&limit=2")
+        let firstTwo = try #require(try JSONSerialization.jsonObject(with: Data(allStates.body.utf8)) as? [String: Any])
+        #expect((firstTwo["reviews"] as? [[String: Any]])?.count == 2 && firstTwo["next"] as? Int == 2, "\(allStates.body)")
+        let rest = try await serve.get("/api/review?state=all&limit=2&offset=2")
+        #expect(rest.body.hasPrefix(#"{"next":null,"reviews":[{"#), "\(rest.body)")
+        #expect(try await serve.get("/api/review?state=closed").status == 400)
+        #expect(try await serve.get("/review?state=bogus").status == 400)
+        #expect(try await serve.get("/api/review?limit=0").status == 400)
+        #expect(try await serve.get("/api/review?limit=501").status == 400)
+        #expect(try await serve.get("/api/review?offset=-1").status == 400)
+        #expect(try await serve.get("/api/review?state=rejected").body == #"{"next":null,"reviews":[]}"# + "\n")
+
+        // The transaction's report carries its failed document's error and review.
+        let refused = try await serve.get("/api/transactions/txn-batch-005")
+        let refusedReport = try #require(try JSONSerialization.jsonObject(with: Data(refused.body.utf8)) as? [String: Any])
+        let governmentIds = (refusedReport["documents"] as? [[String: Any]] ?? []).filter { $0["documentType"] as? String == "GOVERNMENT_ID" }
+        let failed = try #require(governmentIds.first { $0["review"] != nil }, "\(refused.body)")
+        #expect((failed["error"] as? [String: Any])?["code"] as? String == "documentCaptureError", "\(refused.body)")
+        #expect((failed["review"] as? [String: Any])?["state"] as? String == "open", "\(refused.body)")
+        #expect(governmentIds.filter { $0["review"] != nil }.count == 1)
+
+        // The queue's page lists the three, each linking to its transaction; a code filters it.
+        let queuePage = try await serve.get("/review")
+        #expect(queuePage.status == 200 && queuePage.headers["content-type"] == "text/html; charset=utf-8")
+        #expect(queuePage.headers["content-security-policy"]?.hasPrefix("default-src 'none'") == true)
+        for id in ["txn-batch-005", "txn-batch-006", "txn-batch-007"] {
+            #expect(queuePage.body.contains(#"<a href="/transactions/\#(id)">\#(id)</a>"#), "\(id) in the queue")
+        }
+        #expect(queuePage.body.components(separatedBy: #"<span class="review review-open">"#).count - 1 == 3)
+        let timedOutPage = try await serve.get("/review?code=documentSubmissionTimeoutError")
+        #expect(timedOutPage.body.contains(">txn-batch-007</a>") && !timedOutPage.body.contains(">txn-batch-005</a>"))
+        #expect(dashboard.body.contains(#"<span class="value" id="reviews-open">3</span>"#), "the overview counts them")
+        let failedPage = try await serve.get("/transactions/txn-batch-006")
+        #expect(failedPage.body.contains("<h2>Reviews</h2>") && failedPage.body.contains("documentCaptureError"))
+
+        // /metrics: the store's open reviews and failed documents by code.
+        #expect(samples["verify_reviews_open"] == 3, "\(metrics.body)")
+        #expect(samples[#"verify_reviews_open_by_code{code="documentCaptureError"}"#] == 2)
+        #expect(samples[#"verify_failed_documents{code="documentSubmissionTimeoutError"}"#] == 1)
+        #expect(metrics.body.components(separatedBy: "# TYPE verify_reviews_open gauge").count == 2)
+
         // No page or answer shows a document value.
-        var shown = dashboard.body + page.body + metrics.body
+        var shown = dashboard.body + page.body + metrics.body + reviewsOpen.body + allStates.body + rest.body + queuePage.body
         for id in Self.sampleIds {
             shown += try await serve.get("/transactions/\(id)").body + (try await serve.get("/api/transactions/\(id)").body)
         }
-        let leaked = values.filter { shown.contains($0) }
+        let leaked = values.filter { shows(shown, $0) }
         #expect(leaked.isEmpty, "\(leaked.count) document values shown")
         #expect(await serve.stop())
     }
@@ -240,12 +307,21 @@ struct ServeCommandTests {
         #expect(!guarded.process.stderr.contains(token))
     }
 
-    /// One HTTP/1.1 request written as given (any Host header, any method) on a fresh connection; the answer's
-    /// status code and body.
-    static func raw(_ port: Int, _ request: String, keepHead: Bool = false) async throws -> (status: Int, body: String) {
+    /// One HTTP/1.1 request written as given (any Host header, any method) on a fresh connection, from the loopback
+    /// address `source`; the answer's status code and body.
+    static func raw(_ port: Int, _ request: String, keepHead: Bool = false, from source: String = "127.0.0.1") async throws -> (
+        status: Int, body: String
+    ) {
         try await offCooperativePool { () throws -> (Int, String) in
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             defer { close(fd) }
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { throw CocoaError(.fileReadUnknown) }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -365,10 +441,10 @@ struct ServeCommandTests {
         let dashboard = try await send(["GET / HTTP/1.1", "Cookie: \(cookie)"])
         #expect(dashboard.status == 200 && dashboard.body.contains(">txn-batch-001</a>"))
         #expect(try await send(["GET /api/overview HTTP/1.1", "Cookie: \(cookie)"]).status == 200)
-        // A cookie changed in any way, or signed with another token, opens nothing.
-        let expiry = cookie.dropFirst("verify_session=".count).prefix { $0 != "." }
-        let later = String(Int(expiry)! + 60)
-        for forged in [cookie.replacingOccurrences(of: String(expiry), with: later), cookie + "x", "verify_session=\(expiry).AAAA"] {
+        // A cookie changed in any way opens nothing.
+        let value = cookie.dropFirst("verify_session=".count)
+        let flipped = String(value.dropLast()) + (value.last == "A" ? "B" : "A")
+        for forged in ["verify_session=" + flipped, cookie + "x", "verify_session=" + value.dropLast(), "verify_session=1.AAAA"] {
             #expect(try await send(["GET /api/overview HTTP/1.1", "Cookie: \(forged)"]).status == 401, "\(forged)")
         }
         #expect(await serve.stop())
@@ -382,8 +458,10 @@ struct ServeCommandTests {
     }
 
     /// As `raw`, with the answer's head (status line and headers, names lower-cased) besides its body.
-    static func rawWithHead(_ port: Int, _ request: String) async throws -> (status: Int, head: String, body: String) {
-        let answer = try await raw(port, request, keepHead: true)
+    static func rawWithHead(_ port: Int, _ request: String, from source: String = "127.0.0.1") async throws -> (
+        status: Int, head: String, body: String
+    ) {
+        let answer = try await raw(port, request, keepHead: true, from: source)
         let parts = answer.body.components(separatedBy: "\r\n\r\n")
         let head = parts[0].components(separatedBy: "\r\n").enumerated().map { index, line in
             guard index > 0, let colon = line.firstIndex(of: ":") else { return line }
@@ -454,7 +532,7 @@ struct ServeCommandTests {
         #expect(dashboard.output.contains(#"<tbody id="rows" data-limit="50" data-refreshed="9">"#), "\(dashboard.output)")
         let page = try await Self.chromium(["--dump-dom", serve.base.absoluteString + "/transactions/txn-batch-004"])
         #expect(page.output.contains("txn-batch-004") && page.output.contains("PROCESS → COMPLETED") && page.output.contains("GOVERNMENT_ID"))
-        #expect(values.filter { dashboard.output.contains($0) || page.output.contains($0) }.isEmpty)
+        #expect(values.filter { shows(dashboard.output, $0) || shows(page.output, $0) }.isEmpty)
         // Screenshots of both (scripts/screenshots keeps them for the README).
         let shots = ProcessInfo.processInfo.environment["VERIFY_PIPELINE_SCREENSHOTS"].map(URL.init(fileURLWithPath:)) ?? folder
         for (name, path) in [("dashboard.png", "/"), ("transaction.png", "/transactions/txn-batch-001")] {
@@ -538,6 +616,138 @@ struct ServeCommandTests {
         #expect(samples[#"verify_transactions{status="STARTED"}"#] == 1 || samples[#"verify_transactions{status="PROCESS"}"#] == 1)
         stream.closeInput()
         #expect(await stream.waitForExit(timeout: 30))
-        #expect(stream.stderr.contains("3 documents (1 failed, 0 already submitted), 1 transactions"), "\(stream.stderr)")
+        #expect(stream.stderr.contains("3 documents (1 failed, 0 already submitted), 1 transaction"), "\(stream.stderr)")
+    }
+}
+
+/// Signing in to the operator's view: the token's strength, wrong tokens throttled, sessions kept in the store.
+extension ServeCommandTests {
+    static let strongToken = "t0k3n-\(UUID().uuidString)"
+
+    /// `POST /login` with `token`, from `source`: the answer, and the session cookie (`name=value`) it set.
+    static func signIn(_ port: Int, _ token: String, from source: String = "127.0.0.1") async throws -> (
+        status: Int, head: String, cookie: String?
+    ) {
+        let body = "token=" + token.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let answer = try await rawWithHead(
+            port,
+            "POST /login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nConnection: close\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)", from: source)
+        let cookie = answer.head.components(separatedBy: "\r\n").first { $0.hasPrefix("set-cookie: verify_session=") }
+            .map { String($0.dropFirst("set-cookie: ".count).prefix { $0 != ";" }) }
+        return (answer.status, answer.head, cookie)
+    }
+
+    static func overview(_ port: Int, cookie: String) async throws -> Int {
+        try await raw(port, "GET /api/overview HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\nConnection: close\r\n\r\n").status
+    }
+
+    @Test("a weak token is refused at start: exit 2, one line naming the variable, never the value")
+    func weakToken() async throws {
+        let folder = try temporaryFolder("serve-weak-token")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
+        for weak in ["1", "abc", "s3cr3t-but-short-9f8e7d6c", String(repeating: "Qx7!", count: 10), String(repeating: "z", count: 40) + "Qx7"] {
+            // A process, not a run to its end: a serve that takes the token would serve until it is stopped.
+            let serve = try InteractiveProcess(
+                ["serve", "--bind", "127.0.0.1:0", "--token-env", "SERVE_TEST_TOKEN", "--store", store], environment: ["SERVE_TEST_TOKEN": weak])
+            let exited = await serve.waitForExit(timeout: 30)
+            if !exited { kill(serve.process.processIdentifier, SIGKILL) }
+            #expect(exited && serve.process.terminationStatus == 2, "\(weak.count) characters: \(serve.stderr)")
+            #expect(serve.stderr.split(separator: "\n").count == 1 && serve.stderr.contains("SERVE_TEST_TOKEN (--token-env) is too weak"))
+            #expect(!serve.stderr.contains(weak), "the message quotes the token")
+        }
+    }
+
+    @Test("--token-env naming a variable that holds a store secret (the store key's, PGPASSWORD) is refused, naming it")
+    func tokenFromStoreSecret() async throws {
+        let folder = try temporaryFolder("serve-secret-token")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
+        for (variable, extra) in [("VERIFY_PIPELINE_STORE_KEY", [String]()), ("PGPASSWORD", []), ("OTHER_KEY", ["--key-env", "OTHER_KEY"])] {
+            let serve = try InteractiveProcess(
+                ["serve", "--bind", "127.0.0.1:0", "--token-env", variable, "--store", store] + extra,
+                environment: [variable: Self.strongToken])
+            let exited = await serve.waitForExit(timeout: 30)
+            if !exited { kill(serve.process.processIdentifier, SIGKILL) }
+            #expect(exited && serve.process.terminationStatus == 2, "\(variable): \(serve.stderr)")
+            #expect(serve.stderr.contains("--token-env names \(variable), which holds a store secret"), "\(serve.stderr)")
+            #expect(!serve.stderr.contains(Self.strongToken))
+        }
+    }
+
+    @Test("wrong tokens are throttled per client: the sixth gets 429 with Retry-After, right or wrong; from another address the right token signs in")
+    func throttledSignIn() async throws {
+        let folder = try temporaryFolder("serve-throttle")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
+        _ = try await TransactionStore.sqlite(path: folder.appendingPathComponent("s.sqlite").path)
+        let serve = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", store], environment: ["SERVE_TEST_TOKEN": Self.strongToken])
+        let port = try #require(serve.base.port)
+        for attempt in 1...5 { #expect(try await Self.signIn(port, "guess-\(attempt)").status == 401, "attempt \(attempt)") }
+        let held = try await Self.signIn(port, "guess-6")
+        #expect(held.status == 429 && held.head.contains("\r\nretry-after: "), "\(held.head)")
+        // Held back, the right token is not even compared: guessing learns nothing while it lasts.
+        let right = try await Self.signIn(port, Self.strongToken)
+        #expect(right.status == 429 && right.cookie == nil)
+        #expect(try await serve.get("/api/overview", token: Self.strongToken).status == 429)
+        // Another client is not held back by these failures.
+        let other = try await Self.signIn(port, Self.strongToken, from: "127.0.0.2")
+        #expect(other.status == 303 && other.cookie != nil, "\(other.head)")
+        #expect(try await Self.overview(port, cookie: try #require(other.cookie)) == 200)
+        #expect(await serve.stop())
+        #expect(!serve.process.stderr.contains(Self.strongToken))
+    }
+
+    @Test(
+        "sessions are the store's: a second serve and a restart take the cookie, POST /logout ends it for both, a new token opens none, the store keeps no cookie",
+        arguments: SampleStore.allCases)
+    func storedSessions(_ kind: SampleStore) async throws {
+        let folder = try temporaryFolder("serve-sessions")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try await kind.fresh(folder, "s")
+        try await StoreLocation.resolve(option: store).withStore(create: true) { _ in }
+        let environment = ["SERVE_TEST_TOKEN": Self.strongToken]
+        let first = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", store], environment: environment)
+        let second = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", store], environment: environment)
+        let firstPort = try #require(first.base.port), secondPort = try #require(second.base.port)
+        let cookie = try #require(try await Self.signIn(firstPort, Self.strongToken).cookie)
+        let value = String(cookie.dropFirst("verify_session=".count))
+        #expect(value.count == 43 && !value.contains("."), "a random id: nothing of an expiry or a signature")
+        #expect(try await Self.overview(firstPort, cookie: cookie) == 200)
+        #expect(try await Self.overview(secondPort, cookie: cookie) == 200, "another serve on the store takes it")
+
+        // The store keeps one row for it, and not the cookie's value.
+        let rows: [String]
+        switch kind {
+        case .sqlite:
+            let database = try DatabaseQueue(path: String(store.dropFirst("sqlite:".count)))
+            rows = try await database.read { db in try String.fetchAll(db, sql: "SELECT idHash || ' ' || expiresAt FROM operatorSessions") }
+            try database.close()
+        case .postgres:
+            rows = [try await TestPostgres.text(store, "SELECT string_agg(id_hash || ' ' || expires_at::text, ',') FROM operator_sessions") ?? ""]
+        }
+        #expect(rows.count == 1 && rows[0].count > 64 && !rows[0].contains(value), "\(rows)")
+
+        // A restart keeps it; a new token opens none.
+        #expect(await first.stop())
+        let restarted = try await ServeProcess(["--token-env", "SERVE_TEST_TOKEN", "--store", store], environment: environment)
+        let restartedPort = try #require(restarted.base.port)
+        #expect(try await Self.overview(restartedPort, cookie: cookie) == 200, "a restart keeps the session")
+        let renewed = try await ServeProcess(
+            ["--token-env", "SERVE_TEST_TOKEN", "--store", store], environment: ["SERVE_TEST_TOKEN": Self.strongToken + "-new"])
+        #expect(try await Self.overview(try #require(renewed.base.port), cookie: cookie) == 401, "a new token ends every session")
+        #expect(await renewed.stop())
+
+        // Signed out on one: ended on every serve of the store, pages included.
+        let out = try await Self.rawWithHead(
+            secondPort, "POST /logout HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        #expect(out.status == 303 && out.head.contains("Max-Age=0"))
+        #expect(try await Self.overview(secondPort, cookie: cookie) == 401)
+        #expect(try await Self.overview(restartedPort, cookie: cookie) == 401)
+        let page = try await Self.rawWithHead(restartedPort, "GET / HTTP/1.1\r\nHost: localhost\r\nCookie: \(cookie)\r\nConnection: close\r\n\r\n")
+        #expect(page.status == 303 && page.head.contains("\r\nlocation: /login"))
+        #expect(await second.stop())
+        #expect(await restarted.stop())
     }
 }

@@ -102,7 +102,7 @@ struct StatusCommandTests {
         let all = try await CLIRunner.run(["status", "--store", path])
         #expect(all.lines.count == 3)
         #expect(all.lines[1].hasPrefix("txn-started") && all.lines[1].contains("STARTED"))
-        #expect(all.lines[2].hasPrefix("txn-complete") && all.lines[2].contains("GOVERNMENT_ID=PROCESSED SELFIE=SKIPPED"))
+        #expect(all.lines[2].hasPrefix("txn-complete") && all.lines[2].contains(" COMPLETED  proc    skip "), "\(all.lines[2])")
         let completed = try await CLIRunner.run(
             ["status", "--state", "completed", "--json"], environment: ["VERIFY_PIPELINE_STORE": "sqlite:\(path)"])
         #expect(completed.status == 0, "\(completed.stderr)")
@@ -138,5 +138,162 @@ struct StatusCommandTests {
         let unsupported = try await CLIRunner.run(["status", "--store", "mysql://db/verify"])
         #expect(unsupported.status == 2)
         #expect(unsupported.stderr.contains("unsupported store 'mysql://'"))
+    }
+
+    /// `count` transactions in one SQLite file, opened 1 s apart from `t0`, with ids of 15 to 124 characters and every
+    /// document type on some; the last `recent` of them opened a minute ago instead. Returns the ids, oldest first.
+    static func manyTransactions(_ count: Int, recent: Int, at path: String) async throws -> [String] {
+        let store = try await TransactionStore.sqlite(path: path)
+        let t0 = Date(timeIntervalSince1970: 1_795_305_600)
+        let policies: [[DocumentType: DocumentRequirement]] = [
+            [.governmentId: .required, .selfie: .optional],
+            [.governmentId: .required, .selfie: .optional, .email: .optional, .phone: .optional, .voice: .optional],
+            [.email: .required]
+        ]
+        var ids: [String] = []
+        for n in 0..<count {
+            // Every 7th id is long: 39 to 124 characters (ids are at most 128), with a unique number at its end.
+            let long = "txn-" + String(repeating: "long-", count: 6 + n % 18)
+            let id = (n % 7 == 0 ? long : "txn-batch-") + String(format: "%05d", n)
+            let at = n >= count - recent ? Date().addingTimeInterval(-60) : t0.addingTimeInterval(Double(n))
+            _ = try await store.openTransaction(
+                NewTransaction(id: id, verificationCode: "1", policy: policies[n % 3], createdAt: at, expiresAt: at.addingTimeInterval(1800)))
+            ids.append(id)
+        }
+        return ids
+    }
+
+    @Test("10,000 transactions: every line within 100 columns, every column at one offset; 50 unless told, --limit 20 shows 20")
+    func manyListed() async throws {
+        let folder = try temporaryFolder("status-many")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let ids = try await Self.manyTransactions(10_000, recent: 5, at: path)
+
+        let all = try await CLIRunner.run(["status", "--limit", "0", "--store", path])
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(all.lines.count == 10_001 && all.stderr.isEmpty)
+        #expect(all.lines.map(\.count).max() == 100, "widest line: \(all.lines.map(\.count).max() ?? 0)")
+        #expect(
+            all.lines[0].split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+                == ["TRANSACTION", "STATUS", "GOV_ID", "SELFIE", "EMAIL", "PHONE", "VOICE", "DATA", "UPDATED"])
+        Self.expectAligned(all.lines)
+        // The newest first: the 5 recent ones, then the rest from the last opened.
+        #expect(all.lines[6].hasPrefix(ids[9_994] + "  ") && all.lines[10_000].hasPrefix("txn-long-…ong-00000  "))
+
+        let shown = try await CLIRunner.run(["status", "--store", path])
+        #expect(shown.lines.count == 51, "the text list shows 50 unless told")
+        #expect(shown.stderr.contains("the 50 most recently updated are shown; more match"))
+        let json = try await CLIRunner.run(["status", "--json", "--store", path])
+        #expect(json.lines.count == 10_000, "--json lists every one unless told")
+        let twenty = try await CLIRunner.run(["status", "--limit", "20", "--store", path])
+        #expect(twenty.status == 0 && twenty.lines.count == 21 && twenty.stderr.contains("the 20 most recently updated"))
+        Self.expectAligned(twenty.lines)
+        let twentyJSON = try await CLIRunner.run(["status", "--limit", "20", "--json", "--store", path])
+        #expect(twentyJSON.lines.count == 20 && twentyJSON.stderr.isEmpty)
+    }
+
+    @Test("--search finds a transaction by a fragment of its id; a long id is shortened with … unless --wide")
+    func searchAndWide() async throws {
+        let folder = try temporaryFolder("status-search")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let ids = try await Self.manyTransactions(400, recent: 0, at: path)
+        let long = ids[399 - 399 % 7]  // the newest long id
+        #expect(long.count > 40, "longer than the id column")
+
+        let found = try await CLIRunner.run(["status", "--search", String(long.suffix(9)), "--store", path])
+        #expect(found.status == 0 && found.lines.count == 2, "\(found.stdout)")
+        let cell = String(found.lines[1].prefix { $0 != " " })
+        #expect(cell.contains("…") && long.hasPrefix(cell.prefix { $0 != "…" }) && long.hasSuffix(cell.split(separator: "…")[1]), "\(cell)")
+        #expect(found.lines.allSatisfy { $0.count <= 100 })
+
+        let wide = try await CLIRunner.run(["status", "--search", String(long.suffix(9)), "--wide", "--store", path])
+        #expect(wide.lines.count == 2 && wide.lines[1].hasPrefix(long + "  ") && !wide.stdout.contains("…"))
+        #expect(wide.lines[1].hasSuffix(".000Z"), "--wide shows times to the millisecond")
+
+        // The dashboard's search: a part of the id, anywhere in it.
+        let batch = try await CLIRunner.run(["status", "--search", "batch-0012", "--limit", "0", "--json", "--store", path])
+        let matched = batch.lines.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["transactionId"] as? String
+        }
+        #expect(Set(matched) == Set(ids.filter { $0.contains("batch-0012") }) && matched.count == 9, "\(matched)")
+        let none = try await CLIRunner.run(["status", "--search", "no-such-id", "--store", path])
+        #expect(none.status == 0 && none.stdout == "No transactions.\n")
+    }
+
+    @Test("--since a duration or a time leaves out the transactions updated before it")
+    func since() async throws {
+        let folder = try temporaryFolder("status-since")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let ids = try await Self.manyTransactions(300, recent: 3, at: path)
+
+        let hour = try await CLIRunner.run(["status", "--since", "1h", "--store", path])
+        #expect(hour.status == 0 && hour.lines.count == 4, "\(hour.stdout)")
+        #expect(Set(hour.lines.dropFirst().map { String($0.prefix { $0 != " " }) }) == Set(ids.suffix(3)), "short ids, whole")
+        // The 100th was opened at t0 + 99 s: it, the 197 opened after it, and the 3 recent ones.
+        let moment = try await CLIRunner.run(["status", "--since", "2026-11-22T00:01:39Z", "--limit", "0", "--json", "--store", path])
+        #expect(moment.lines.count == 201, "\(moment.lines.count)")
+        #expect(!moment.stdout.contains(#""transactionId":"\#(ids[98])""#) && moment.stdout.contains(#""transactionId":"\#(ids[99])""#))
+        let bad = try await CLIRunner.run(["status", "--since", "yesterday", "--store", path])
+        #expect(bad.status == 2 && bad.stderr.contains("--since"), "\(bad.status) \(bad.stderr)")
+        let withId = try await CLIRunner.run(["status", ids[0], "--since", "1h", "--store", path])
+        #expect(withId.status == 2 && withId.stderr.contains("--since lists transactions"))
+    }
+
+    @Test("one transaction as text: its envId, a submission's error and its review, as --json has them")
+    func everyReason() async throws {
+        let folder = try temporaryFolder("status-reasons")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let store = try await TransactionStore.sqlite(path: path)
+        let t0 = Date(timeIntervalSince1970: 1_795_305_600)
+        _ = try await store.openTransaction(
+            NewTransaction(
+                id: "txn-refused", verificationCode: "1", envId: "env-7f3a", policy: [.selfie: .required], createdAt: t0,
+                expiresAt: t0.addingTimeInterval(1800)))
+        _ = try await store.collect(
+            DocumentRecord(
+                id: "doc-9", transactionId: "txn-refused", type: .selfie, fields: DocumentFields(), source: "batch/txn-refused/selfie.jpg",
+                contentHash: "h9", createdAt: t0), at: t0.addingTimeInterval(1))
+        let error = "the service answered 503 Service Unavailable"
+        _ = try await store.recordSubmission(documentId: "doc-9", outcome: .failed, error: error, at: t0.addingTimeInterval(2))
+        _ = try await store.recordFailure(
+            FailureReport(
+                transactionId: "txn-refused", verificationCode: "1", type: .selfie, kind: .submission, code: .document(.submissionError),
+                message: error, field: nil, source: "batch/txn-refused/selfie.jpg", inputs: nil, documentId: "doc-9"),
+            limits: ReviewLimits(), at: t0.addingTimeInterval(2))
+
+        let text = try await CLIRunner.run(["status", "txn-refused", "--store", path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.lines.contains("  envId    env-7f3a"), "\(text.stdout)")
+        #expect(text.lines.contains("      doc-9  batch/txn-refused/selfie.jpg  submission FAILED, 1 attempt: \(error)"), "\(text.stdout)")
+        #expect(
+            text.lines.contains {
+                $0.hasPrefix("      review open: submissionError \"\(error)\" attempt 1") && $0.hasSuffix("(submission), inputs none")
+            },
+            "\(text.stdout)")
+        let json = try await CLIRunner.run(["status", "txn-refused", "--json", "--store", path])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["envId"] as? String == "env-7f3a")
+        let document = try #require((object["documents"] as? [[String: Any]])?.first)
+        #expect((document["submission"] as? [String: Any])?["error"] as? String == error)
+        #expect((document["review"] as? [String: Any])?["state"] as? String == "open")
+    }
+
+    /// Each column of a list starts where its heading does, on every line: two spaces before it, text at it.
+    static func expectAligned(_ lines: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        let header = Array(lines[0])
+        let starts = header.indices.filter { $0 > 0 && header[$0] != " " && header[$0 - 1] == " " }
+        var misaligned: [String] = []
+        for line in lines.dropFirst() {
+            let characters = Array(line)
+            let aligned = starts.allSatisfy {
+                $0 < characters.count && characters[$0 - 1] == " " && characters[$0 - 2] == " " && characters[$0] != " "
+            }
+            if !aligned { misaligned.append(line) }
+        }
+        #expect(starts.count >= 4 && misaligned.isEmpty, "\(misaligned.prefix(3))", sourceLocation: sourceLocation)
     }
 }

@@ -42,6 +42,43 @@ struct StreamCommandTests {
         #expect(object["documentSubmissionStatus"] as? String == "COMPLETED")
     }
 
+    @Test("stdin /dev/null (systemd's StandardInput=null, docker run without -i, cron): stream ends with nothing to do, run reads its folder")
+    func devNullInput() async throws {
+        let folder = try temporaryFolder("stream-dev-null")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let stream = try await CLIRunner.run(["stream", "--store", folder.appendingPathComponent("s.sqlite").path], input: .devNull)
+        #expect(stream.status == 0, "\(stream.stderr)")
+        #expect(stream.stdout.isEmpty)
+        #expect(stream.stderr.contains("0 documents"), "\(stream.stderr)")
+        let run = try await CLIRunner.run(
+            ["run", "Samples/batch", "--store", folder.appendingPathComponent("r.sqlite").path, "--omit-images"], input: .devNull)
+        #expect(run.status == 1, "\(run.stderr)")  // the sample batch has three failing documents
+        #expect(run.lines.count == 15)
+    }
+
+    @Test("the store file deleted under a running stream: later documents fail naming it, none is sent, the exit is 1")
+    func storeFileDeleted() async throws {
+        let folder = try temporaryFolder("stream-store-deleted")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = folder.appendingPathComponent("s.sqlite")
+        let process = try InteractiveProcess(["stream", "--store", store.path])
+        func line(_ n: Int) -> String {
+            let qr = "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=gone-\(n)&code=C\(n)"
+            return #"{"id":"e\#(n)","qr":"\#(qr)","type":"EMAIL","email":"e\#(n)@example.com"}"#
+        }
+        process.write(line(1))
+        let first = try JSONDecoder().decode(ResultLine.self, from: Data(try #require(await process.nextLine()).utf8))
+        #expect(first.error == nil)
+        try FileManager.default.removeItem(at: store)
+        process.write(line(2))
+        process.closeInput()
+        let second = try JSONDecoder().decode(ResultLine.self, from: Data(try #require(await process.nextLine()).utf8))
+        #expect(second.error?.code == "submissionError")
+        #expect(second.error?.message.contains("deleted, moved or replaced") == true, "\(String(describing: second.error))")
+        #expect(await process.waitForExit())
+        #expect(process.process.terminationStatus == 1)
+    }
+
     @Test("a line's barcode text: AAMVA data gives the AAMVA fields, other text is refused, a broken record fails alone")
     func barcodeText() async throws {
         let folder = try temporaryFolder("stream-barcode")
@@ -166,7 +203,7 @@ struct StreamCommandTests {
         #expect(await process.waitForExit(timeout: 10), "stdin is still open: only the signal can end it")
         #expect(process.process.terminationReason == .exit)
         #expect(process.process.terminationStatus == 0)
-        #expect(process.stderr.contains("1 documents (0 failed"))
+        #expect(process.stderr.contains("1 document (0 failed"))
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresTestSupport
+import SeededRandom
 import Testing
 import VerifyModel
 import WorkQueues
@@ -18,7 +19,8 @@ struct WorkerTests {
         let help = try await CLIRunner.run(["enqueue", "--help"])
         #expect(help.status == 0)
         let listed = help.stdout.split(separator: "\n").filter { $0.hasPrefix("  --") }.map { String($0.dropFirst(2).prefix { $0 != " " }) }
-        #expect(listed == ["--pipeline", "--store", "--key-env", "--log-level", "--allow-path"], "\(listed)")
+        // `--version` is the tool's, listed on every command.
+        #expect(listed == ["--pipeline", "--store", "--key-env", "--log-level", "--allow-path", "--version"], "\(listed)")
         for option in [["--metrics-bind", "127.0.0.1:0"], ["--omit-images"], ["--shutdown-grace", "1"], ["--jobs", "2"]] {
             let outcome = try await CLIRunner.run(["enqueue", "folder"] + option)
             #expect(outcome.status == 2, "\(option)")
@@ -39,22 +41,25 @@ struct WorkerTests {
         #expect(enqueue.stderr.contains("500 documents queued"))
 
         let arguments = ["worker", "--exit-when-empty", "--lease-seconds", "3", "--store", store, "--pipeline", pipeline, "--omit-images"]
+        var (seed, random) = try TestSeed.make()
+        let killAfter = Int.random(in: 5...60, using: &random)
+        let context = "the first worker killed at result \(killAfter), \(TestSeed.replay(seed))"
+        print("[workers, one killed] \(context)")
         let workers = try (0..<3).map { _ in try InteractiveProcess(arguments) }
-        let killAfter = Int.random(in: 5...60)
         var printed = 0
         while printed < killAfter, await workers[0].nextLine() != nil { printed += 1 }
         kill(workers[0].process.processIdentifier, SIGKILL)
         #expect(await workers[0].waitForExit())
-        #expect(printed == killAfter, "the first worker printed \(printed) results before it was killed")
+        #expect(printed == killAfter, "the first worker printed \(printed) results before it was killed; \(context)")
         for survivor in workers[1...] {
-            #expect(await survivor.waitForExit(timeout: 180), "a surviving worker did not finish the queue")
-            #expect(survivor.process.terminationStatus == 0, "\(survivor.stderr)")
+            #expect(await survivor.waitForExit(timeout: 180), "a surviving worker did not finish the queue; \(context)")
+            #expect(survivor.process.terminationStatus == 0, "\(survivor.stderr); \(context)")
         }
 
         try await StoreLocation(parsing: store).withWorkQueue(create: false, encryption: CLIRunner.storeEncryption) { reader, queue in
             let transactions = try await reader.transactions(status: nil)
-            #expect(transactions.count == 250)
-            #expect(transactions.allSatisfy { $0.status == .completed })
+            #expect(transactions.count == 250, "\(context)")
+            #expect(transactions.allSatisfy { $0.status == .completed }, "\(context)")
             var documents = 0
             for summary in transactions {
                 let report = try #require(try await reader.report(id: summary.id))
@@ -62,11 +67,11 @@ struct WorkerTests {
                     documents += 1
                     #expect(
                         document.submission?.attempts == 1 && document.submission?.outcome == .accepted,
-                        "\(document.id) after killing a worker at result \(killAfter)")
+                        "\(document.id); \(context)")
                 }
             }
-            #expect(documents == 500)
-            #expect(try await queue.openItems() == 0)
+            #expect(documents == 500, "\(context)")
+            #expect(try await queue.openItems() == 0, "\(context)")
         }
     }
 
@@ -107,6 +112,41 @@ struct WorkerTests {
         }
     }
 
+    @Test("2 workers: a refused optional selfie is in the review queue and holds its transaction at the folder's end")
+    func workerFailuresReviewed() async throws {
+        let store = try await freshPostgresStore()
+        let folder = try temporaryFolder("worker-reviews")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let ids = (0..<12).map { "rv-\($0)" }
+        let batch = try fieldBatch(folder, transactions: ids, phone: false, selfie: true)
+        // Every third selfie is not an image.
+        for (index, id) in ids.enumerated() where index % 3 == 0 {
+            try Data("not an image".utf8).write(to: batch.appendingPathComponent(id).appendingPathComponent("selfie.jpg"))
+        }
+        let pipeline = try pipelineFile(
+            folder, "policy:\n  documents: {EMAIL: REQUIRED, SELFIE: OPTIONAL, PHONE: OPTIONAL, GOVERNMENT_ID: DISABLED}\n")
+        #expect(try await CLIRunner.run(["enqueue", batch.path, "--store", store, "--pipeline", pipeline]).status == 0)
+        let arguments = ["worker", "--exit-when-empty", "--store", store, "--pipeline", pipeline, "--omit-images"]
+        let workers = try (0..<2).map { _ in try InteractiveProcess(arguments) }
+        for worker in workers {
+            #expect(await worker.waitForExit(timeout: 120))
+        }
+        let listed = try await CLIRunner.run(["review", "list", "--json", "--store", store])
+        let open = try listed.lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(Set(open.compactMap { $0["transactionId"] as? String }) == ["rv-0", "rv-3", "rv-6", "rv-9"], "\(open)")
+        #expect(open.allSatisfy { $0["documentType"] as? String == "SELFIE" && $0["inputs"] as? String == "kept" })
+        let summaries = try await InProcess.summaries(store)
+        for summary in summaries {
+            let refused = ["rv-0", "rv-3", "rv-6", "rv-9"].contains(summary.id)
+            #expect(summary.documents[.selfie] == (refused ? .optional : .processed), "\(summary.id)")
+            #expect((summary.status == .completed) != refused, "\(summary.id)")
+        }
+        let rejected = try await CLIRunner.run(
+            ["review", "reject", "rv-0", "SELFIE", "--reason", "unreadable", "--operator", "wes", "--store", store])
+        #expect(rejected.status == 0, "\(rejected.stderr)")
+        #expect(try await InProcess.summaries(store).first { $0.id == "rv-0" }?.status == .completed)
+    }
+
     @Test("enqueue from standard input: a bad line and a QR with another verification code are refused alone, the rest queued")
     func enqueueRefusesLinesAlone() async throws {
         let store = try await freshPostgresStore()
@@ -127,6 +167,15 @@ struct WorkerTests {
         let refused = try resultLines(enqueue.stdout)
         #expect(refused.map(\.id) == ["b", "line-3"])
         #expect(refused.map { $0.error?.code } == ["initiateDocumentTransactionError", "invalidKeyMap"])
+    }
+
+    @Test("enqueue - with stdin /dev/null queues nothing and exits normally")
+    func enqueueDevNull() async throws {
+        let store = try await freshPostgresStore()
+        let enqueue = try await CLIRunner.run(["enqueue", "-", "--store", store], input: .devNull)
+        #expect(enqueue.status == 0, "\(enqueue.stderr)")
+        #expect(enqueue.stderr.contains("0 documents queued"), "\(enqueue.stderr)")
+        #expect(enqueue.stdout.isEmpty)
     }
 
     @Test("enqueue and worker need a PostgreSQL store; status works unchanged against PostgreSQL")

@@ -52,6 +52,33 @@ def load(path, corpus):
     return results, errors
 
 
+def ladder(path):
+    """The readings counted by the pass of the reading ladder that produced them, and the refusals by their reason
+    code (`scan --json`'s `pass` and `reason`; empty for a reader that reports neither)."""
+    passes, reasons = collections.Counter(), collections.Counter()
+    with open(path) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            for barcode in item.get("barcodes") or []:
+                if (barcode.get("mrz") or {}).get("pass"):
+                    passes[barcode["mrz"]["pass"]] += 1
+            for refused in item.get("unreadable") or []:
+                if refused.get("reason"):
+                    reasons[refused["reason"]] += 1
+    return passes, reasons
+
+
+def print_ladder(readers):
+    for r in readers:
+        passes, reasons = r["ladder"]
+        if not passes and not reasons:
+            continue
+        print(f"{r['name']}: readings by pass: " + ", ".join(f"{k} {v}" for k, v in passes.most_common()))
+        print(f"{r['name']}: refusals by reason: " + (", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "none"))
+
+
 def expectation(entry):
     """"read", "refuse" or "none"."""
     return entry.get("expect") or ("read" if entry["lines"] else "none")
@@ -106,7 +133,7 @@ def main():
         cores = parts[3] if len(parts) > 3 else "1"
         results, errors = load(path, corpus)
         readers.append({"name": name, "table": score(expected, results), "wall": wall, "cpu": cpu, "cores": cores,
-                        "errors": len(errors), "answered": len(results)})
+                        "errors": len(errors), "answered": len(results), "ladder": ladder(path)})
     order = []
     for key in sorted(expected):
         condition = expected[key]["condition"]
@@ -121,6 +148,8 @@ def main():
     print()
     print_headline(readers, expected)
     print_triples(readers, expected)
+    print()
+    print_ladder(readers)
     print()
     print_speed(readers, order, len(expected))
 

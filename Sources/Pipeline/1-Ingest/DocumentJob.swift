@@ -67,6 +67,8 @@ struct DocumentJob: Sendable, Codable {
     var captured: DocumentFields = DocumentFields()
     /// An explicit skip of an optional document.
     var skip = false
+    /// Fields an operator entered on review (`review accept`): its images are carried as they are, not read.
+    var reviewed: Bool?
     /// The transaction's own timestamps when the input gives them (transaction.json, a stream line).
     var createdAt: Date?
     var expiresAt: Date?
@@ -118,6 +120,7 @@ struct DocumentJob: Sendable, Codable {
 
 extension DocumentJob: StageValue {
     var transactionId: String? { identity.transactionId }
+    var failedInput: FailedInput? { FailedInput(self) }
     var byteCount: Int { images.values.reduce(0) { $0 + $1.byteCount } + (mrz?.utf8.count ?? 0) }
 }
 

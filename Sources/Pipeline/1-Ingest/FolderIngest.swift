@@ -23,16 +23,17 @@ struct FolderIngest {
 
     /// Every job of the batch, in a stable order. Only paths are read here, never image bytes.
     func jobs() throws(DocumentFailure) -> [Result<DocumentJob, IngestFailure>] {
-        let entries = Self.listing(root)
-        guard let entries else {
+        guard let listing = FolderListing(path: root.path) else {
             throw DocumentFailure(.noDocumentToSubmitError, "cannot read the folder \(root.path)")
         }
+        let entries = Self.visible(listing, in: root)
         var results: [Result<DocumentJob, IngestFailure>] = []
         let folders = entries.filter { Self.isDirectory($0) }
         for folder in folders {
             results += transactionFolder(folder)
         }
         results += flatImages(entries.filter { !Self.isDirectory($0) && ImageFile.hasImageExtension($0) })
+        results += undecodable(listing)
         return results.enumerated().map { index, result in
             result.map { job in
                 var job = job
@@ -43,6 +44,22 @@ struct FolderIngest {
                 failure.input.sequence = index
                 return failure
             }
+        }
+    }
+
+    /// A transaction folder or an image whose name is not UTF-8 cannot be opened (no path names it): each is one
+    /// failed document, reported and counted, never left out unseen.
+    private func undecodable(_ listing: FolderListing) -> [Result<DocumentJob, IngestFailure>] {
+        listing.undecodable.filter { !$0.escapedName.hasPrefix(".") }.compactMap { entry in
+            let what: String
+            switch entry.kind {
+            case .folder: what = "the folder's name"
+            case .file where entry.hasImageExtension: what = "the image's name"
+            default: return nil
+            }
+            let failure = DocumentFailure(
+                .documentCaptureError, "\(entry.escapedName): \(what) is not UTF-8, so it cannot be read: rename it")
+            return .failure(IngestFailure(inputId: entry.escapedName, source: entry.escapedName, failure: failure))
         }
     }
 
@@ -76,7 +93,7 @@ struct FolderIngest {
                         failure: DocumentFailure(.documentCaptureError, "\(name) resolves outside the batch folder")))
             ]
         }
-        let files = Self.listing(folder)?.filter { !Self.isDirectory($0) } ?? []
+        let files = FolderListing(path: folder.path).map { Self.visible($0, in: folder) }?.filter { !Self.isDirectory($0) } ?? []
         func file(_ stem: String, images: Bool) -> URL? {
             files.first {
                 $0.deletingPathExtension().lastPathComponent.lowercased() == stem
@@ -248,10 +265,9 @@ struct FolderIngest {
         return full.hasPrefix(base + "/") ? String(full.dropFirst(base.count + 1)) : url.lastPathComponent
     }
 
-    static func listing(_ folder: URL) -> [URL]? {
-        // nil says the folder cannot be listed; callers report that in their own words.
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return nil }
-        return names.filter { !$0.hasPrefix(".") }.sorted().map { folder.appendingPathComponent($0) }
+    /// The entries of `folder` whose names are UTF-8, hidden ones left out, sorted.
+    static func visible(_ listing: FolderListing, in folder: URL) -> [URL] {
+        listing.names.filter { !$0.hasPrefix(".") }.map { folder.appendingPathComponent($0) }
     }
 
     static func isDirectory(_ url: URL) -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TransactionStore
 import VerifyModel
 import WorkQueues
@@ -14,16 +15,29 @@ struct Intake: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
 
+    /// Documents taken in so far: the run compares them with the documents reported, to tell a run cut short.
+    let taken = TakenDocuments()
+
     /// Where ingested documents go: the decode queue, or (for inputs that already failed) the report.
     struct Outlets: Sendable {
         let decode: StageQueue<InFlight<DocumentJob>>
         let report: StageQueue<DocumentOutcome>
     }
 
+    private func send(_ document: InFlight<DocumentJob>, weight: Int, into outlets: Outlets) async throws {
+        try await outlets.decode.send(document, weight: weight)
+        taken.add()
+    }
+
+    private func report(_ outcome: DocumentOutcome, into outlets: Outlets) async throws {
+        try await outlets.report.send(outcome)
+        taken.add()
+    }
+
     /// Returns when the input is exhausted, or throws `CancellationError` when the task is cancelled.
     func feed(_ input: PipelineInput, folderJobs: [Result<DocumentJob, IngestFailure>], into outlets: Outlets) async throws {
         switch input {
-        case .folder:
+        case .folder, .reviews:
             for job in folderJobs {
                 try await admit(job, into: outlets)
             }
@@ -65,10 +79,11 @@ struct Intake: Sendable {
                 }
                 continue
             }
+            input.held.add(items.map(\.id))
             // Group ends are a few database writes each: run a claim's worth of them side by side.
             await withTaskGroup(of: Void.self) { group in
                 for item in items where item.kind == .groupEnd {
-                    group.addTask { await inputEnds.endGroup(item, queue: input.queue) }
+                    group.addTask { await inputEnds.endGroup(item, queueInput: input) }
                 }
             }
             for item in items where item.kind == .document {
@@ -79,13 +94,13 @@ struct Intake: Sendable {
                             .initiateDocumentTransactionError,
                             "its transaction's data was purged while it waited in the queue"))
                     failure.input.queueItem = item.id
-                    try await outlets.report.send(failure.outcome)
+                    try await report(failure.outcome, into: outlets)
                     continue
                 }
                 do {
                     var job = try QueueInput.decode(item.job)
                     job.sequence = Int(item.id)
-                    try await admit(.success(job), queueItem: item.id, into: outlets)
+                    try await admit(.success(job), queueItem: item, into: outlets)
                 } catch let error as CancellationError {
                     throw error
                 } catch {
@@ -93,7 +108,7 @@ struct Intake: Sendable {
                         sequence: Int(item.id), inputId: "queue-\(item.id)", source: "queue:\(item.id)",
                         failure: DocumentFailure(.invalidKeyMap, "queue item \(item.id) is not a document job"))
                     failure.input.queueItem = item.id
-                    try await outlets.report.send(failure.outcome)
+                    try await report(failure.outcome, into: outlets)
                 }
             }
         }
@@ -101,22 +116,31 @@ struct Intake: Sendable {
 
     /// Hands one input on. A transaction named by its QR text is opened here, before later lines that name it
     /// by `transactionId` can overtake this one in the parallel stages.
-    private func admit(_ job: Result<DocumentJob, IngestFailure>, queueItem: Int64? = nil, into outlets: Outlets) async throws {
+    private func admit(_ job: Result<DocumentJob, IngestFailure>, queueItem: WorkItem? = nil, into outlets: Outlets) async throws {
         switch job {
         case .failure(let failure):
-            try await outlets.report.send(failure.outcome)
+            try await report(failure.outcome, into: outlets)
         case .success(let job):
-            let input = job.input(queueItem: queueItem)
+            var input = job.input(queueItem: queueItem?.id)
+            input.queueClaims = queueItem?.claims ?? 1
             if case .qr(let qr) = job.identity {
                 do {
                     _ = try await store.openTransaction(try job.newTransaction(qr, configuration: configuration, now: now()))
                     await touched.add(qr.transactionId)
                 } catch {
-                    try await outlets.report.send(DocumentOutcome(input: input, transactionId: nil, failure: DocumentFailure(any: error)))
+                    try await report(DocumentOutcome(input: input, transactionId: nil, failure: DocumentFailure(any: error)), into: outlets)
                     return
                 }
             }
-            try await outlets.decode.send(InFlight(input: input, value: job), weight: job.byteCount)
+            try await send(InFlight(input: input, value: job), weight: job.byteCount, into: outlets)
         }
     }
+}
+
+/// A count of the documents the intake handed on.
+final class TakenDocuments: Sendable {
+    private let count = Atomic(0)
+
+    func add() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
 }

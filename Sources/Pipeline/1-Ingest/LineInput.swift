@@ -88,8 +88,9 @@ struct LineSplitter<Chunks: AsyncSequence>: AsyncSequence where Chunks.Element =
 }
 
 /// Standard input (or any readable descriptor) as an async sequence of byte chunks. Pipes, terminals and sockets
-/// are read by SwiftNIO's event loop (backpressure and cancellation come with its async channel); a regular file,
-/// which an event loop cannot watch and whose reads never block for long, is read on NIO's thread pool.
+/// are read by SwiftNIO's event loop (backpressure and cancellation come with its async channel); a regular file or
+/// another device, which an event loop cannot watch and whose reads never block for long, is read on NIO's thread
+/// pool.
 enum ByteInput {
     static let chunkSize = 1 << 20
 
@@ -99,7 +100,7 @@ enum ByteInput {
     ) async throws -> Result {
         var information = stat()
         guard fstat(fileDescriptor, &information) == 0 else { throw IOError(errnoCode: errno, reason: "fstat") }
-        if information.st_mode & S_IFMT == S_IFREG {
+        guard Self.eventLoopCanWatch(fileDescriptor, mode: information.st_mode) else {
             return try await body(ByteChunks(FileChunks(fileDescriptor: fileDescriptor)))
         }
         // NIO closes the descriptor it owns: give it a copy so that the process's stdin stays open.
@@ -118,6 +119,17 @@ enum ByteInput {
             throw error
         }
         return try await channel.executeThenClose { inbound, _ in try await body(ByteChunks(inbound)) }
+    }
+
+    /// Pipes, sockets and terminals; not regular files, nor character devices such as `/dev/null` (stdin under
+    /// systemd's `StandardInput=null`, `docker run` without `-i`, cron), which epoll refuses and NIO's pipe
+    /// bootstrap then traps on.
+    static func eventLoopCanWatch(_ fileDescriptor: Int32, mode: mode_t) -> Bool {
+        switch mode & S_IFMT {
+        case S_IFIFO, S_IFSOCK: true
+        case S_IFCHR: isatty(fileDescriptor) == 1
+        default: false
+        }
     }
 
     /// Either kind of input, for the line splitter.

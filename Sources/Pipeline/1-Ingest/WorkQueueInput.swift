@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TransactionStore
 import VerifyModel
 import WorkQueues
@@ -12,6 +13,8 @@ package struct QueueInput: Sendable {
     package var lease: Duration
     /// Stop once every item of the queue is done (including other workers' items), instead of waiting for more.
     package var exitWhenEmpty: Bool
+    /// The items this worker is working on: the heartbeat renews these leases and no others.
+    let held = HeldWorkItems()
 
     package init(queue: any WorkQueue, owner: String, lease: Duration, exitWhenEmpty: Bool) {
         self.queue = queue
@@ -22,6 +25,35 @@ package struct QueueInput: Sendable {
 
     /// Items claimed at a time: few, so that a worker never sits on work others could do.
     static let claimSize = 8
+
+    /// Claims of one document after which a store that keeps failing it is taken as the document's own failure, and
+    /// reported, instead of giving it back to the queue once more.
+    static let maximumClaims = 8
+
+    /// Writes an item's end (done, or given back) to the queue, trying again while the database is away for a moment
+    /// (a session ended, a server restarted). Whatever the outcome, the worker stops renewing the item's lease: an end
+    /// that could not be written leaves the item to expire, and another worker (or this one) redoes it.
+    func end(_ item: Int64, logger: Logger, _ write: @Sendable () async throws(StoreError) -> Void) async {
+        defer { held.remove(item) }
+        var pauses = Self.endRetryPauses[...]
+        while true {
+            do throws(StoreError) {
+                try await write()
+                return
+            } catch {
+                guard let pause = pauses.popFirst(), !Task.isCancelled else {
+                    logger.warning(
+                        "could not write a queue item's end; its lease will expire and another worker will redo it",
+                        metadata: ["queue.item": "\(item)", "error.code": "\(error.failureCode)"])
+                    return
+                }
+                try? await Task.sleep(for: pause)  // a pause before asking the database again, not a poll
+            }
+        }
+    }
+
+    /// Pauses between the tries of `end`: about 7 s in all, what a PostgreSQL restart takes.
+    static let endRetryPauses: [Duration] = [.milliseconds(250), .seconds(1), .seconds(2), .seconds(4)]
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -34,6 +66,15 @@ package struct QueueInput: Sendable {
         decoder.dateDecodingStrategy = .iso8601
         return try decoder.decode(DocumentJob.self, from: Data(job.utf8))
     }
+}
+
+/// The ids of the queue items a worker holds, from its claim to the write of their end.
+final class HeldWorkItems: Sendable {
+    private let ids = Mutex(Set<Int64>())
+
+    func add(_ items: some Sequence<Int64>) { ids.withLock { $0.formUnion(items) } }
+    func remove(_ item: Int64) { _ = ids.withLock { $0.remove(item) } }
+    var all: [Int64] { ids.withLock { $0.sorted() } }
 }
 
 /// Registers documents in the work queue (`verify-pipeline enqueue`): a folder's jobs or NDJSON lines, as one
@@ -76,7 +117,7 @@ package struct Enqueuer: Sendable {
             }
             try await flush(&pending, batch: batch)
             return (batch, pending.queued, pending.refused)
-        case .queue:
+        case .queue, .reviews:
             throw DocumentFailure(.noDocumentToSubmitError, "enqueue reads a folder or standard input")
         }
     }

@@ -21,6 +21,7 @@ struct DecodedDocument: StageValue {
     var byteCount: Int {
         images.values.reduce(job.mrz?.utf8.count ?? 0) { $0 + $1.bytes.count + $1.firstPass.pixels.count }
     }
+    var failedInput: FailedInput? { FailedInput(job, images: images.mapValues(\.bytes)) }
 }
 
 /// Reads each image and decodes it at the scanner's first-pass size: a corrupt image fails here.

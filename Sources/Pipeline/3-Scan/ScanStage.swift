@@ -32,6 +32,7 @@ struct ScannedDocument: StageValue {
 
     var transactionId: String? { transaction.id }
     var byteCount: Int { images.values.reduce(job.mrz?.utf8.count ?? 0) { $0 + $1.count } }
+    var failedInput: FailedInput? { FailedInput(job, transaction: transaction, images: images) }
 }
 
 /// Reads the back's PDF417, the MRZ of a government id given without MRZ text, and finds the document's transaction. Each worker owns its scanner: ZBar's are not
@@ -63,7 +64,10 @@ struct ScanStage: Sendable {
             if answer == nil { candidateBack = path }
         }
         // A document with nothing of its own to scan (a selfie) does not wait for a scanner.
-        let scansOwnImages = document.images[.back] != nil || (job.type == .governmentId && job.mrz == nil && document.images[.front] != nil)
+        // Fields an operator entered on review stand for what the images hold: they are carried, not read again.
+        let scansOwnImages =
+            job.reviewed != true
+            && (document.images[.back] != nil || (job.type == .governmentId && job.mrz == nil && document.images[.front] != nil))
         let (backBarcodes, read, reading) =
             scansOwnImages
             ? try await scanners.lend { scanner throws(StageStop) in try scanOwnImages(document, candidateBack: candidateBack, with: scanner) }
@@ -145,7 +149,8 @@ struct ScanStage: Sendable {
         if let backFailure { throw .failed(DocumentFailure(backFailure, context: "back image")) }
         // The MRZ is read only where it can be the identity's source: no typed MRZ, and no licence data from the
         // back's PDF417 (a licence back's search for a band it does not carry was a fifth of a run's CPU).
-        let licenceBack = backBarcodes?.contains { $0.format == .pdf417 && AAMVARecord.hasHeader($0.text) } ?? false
+        let licenceBack =
+            backBarcodes?.contains { $0.format == .pdf417 && (AAMVARecord.hasHeader($0.text) || AAMVARecord.isMagneticStripe($0.text)) } ?? false
         var reading: MRZReading?
         if job.type == .governmentId, job.mrz == nil, !licenceBack {
             reading = try readMRZ(document, with: scanner)
@@ -169,8 +174,8 @@ struct ScanStage: Sendable {
             switch outcome {
             case .read(let reading):
                 return reading
-            case .unreadable(let error):
-                throw .failed(DocumentFailure(error, context: "\(role.rawValue) image: an MRZ is printed but cannot be read"))
+            case .unreadable(let refusal):
+                throw .failed(DocumentFailure(refusal.error, context: "\(role.rawValue) image: an MRZ is printed but cannot be read"))
             case .notFound:
                 continue
             }

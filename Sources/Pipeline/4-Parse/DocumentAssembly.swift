@@ -31,8 +31,10 @@ struct DocumentAssembly {
         var identitySources: [String] = []
         if let text = document.job.mrz {
             let mrz: MRZ
+            let stateCodes: [(field: MRZField, code: String)]
             do {
                 mrz = try MRZ(parsing: text, referenceDate: today)
+                stateCodes = try mrz.stateCodes
             } catch {
                 throw DocumentFailure(error)
             }
@@ -40,14 +42,14 @@ struct DocumentAssembly {
             identitySources.append("MRZ")
             warnings += document.job.readWarnings ?? []
             // No check digit covers them: an unknown code is reported as read and flagged, never replaced.
-            for (field, code) in mrz.stateCodes where !ICAOStates.codes.contains(code) {
-                warnings.append("MRZ \(field) is not a code ICAO 9303 lists: kept as read")
+            for (field, code) in stateCodes where !ICAOStates.codes.contains(code) {
+                warnings.append("MRZ \(field.rawValue) is not a code ICAO 9303 lists: kept as read")
             }
         }
         if let backBarcodes = document.backBarcodes {
             let pdf417 = backBarcodes.first { $0.format == .pdf417 }
             if let pdf417 {
-                let reading = try Self.readAAMVA(pdf417.text, context: "back barcode")
+                let reading = try readAAMVA(pdf417.text, context: "back barcode")
                 sources.append(("AAMVA barcode", reading.fields))
                 warnings += reading.warnings
                 identitySources.append("back barcode")
@@ -57,20 +59,17 @@ struct DocumentAssembly {
             }
         }
         // Barcode text handed over as text (a stream line's `barcode`, `fields.barcode`): AAMVA data is parsed
-        // exactly as a PDF417 read from the back image, and its fields meet the same conflict rules. Text that
-        // is blank, magnetic-stripe tracks or (for a government id, unless the pipeline accepts it) anything
+        // (or magnetic-stripe tracks) exactly as a PDF417 read from the back image, and its fields meet the same
+        // conflict rules. Text that is blank or (for a government id, unless the pipeline accepts it) anything
         // else identifies no one and is refused rather than passed through.
         if let barcode = document.job.captured[.barcode] {
-            if AAMVARecord.hasHeader(barcode) {
-                let reading = try Self.readAAMVA(barcode, context: "barcode")
+            if AAMVARecord.hasHeader(barcode) || AAMVARecord.isMagneticStripe(barcode) {
+                let reading = try readAAMVA(barcode, context: "barcode")
                 sources.append(("AAMVA barcode text", reading.fields))
                 warnings += reading.warnings
                 identitySources.append("barcode")
             } else if AAMVARecord.isBlank(barcode) {
                 throw DocumentFailure(.documentCaptureError, "barcode: the barcode text is empty")
-            } else if AAMVARecord.isMagneticStripe(barcode) {
-                throw DocumentFailure(
-                    .documentCaptureError, "barcode: magnetic-stripe track data, not AAMVA DL/ID elements: refused (read the PDF417 instead)")
             } else if type == .governmentId, !configuration.acceptOpaqueBarcodes {
                 throw DocumentFailure(
                     .documentCaptureError,
@@ -117,24 +116,37 @@ struct DocumentAssembly {
             (.documentNumber, "document number")
         ]
         if configuration.failExpiredId { needed.append((.dateOfExpiry, "date of expiry")) }
-        let missing = needed.filter { fields[$0.0] == nil }.map(\.1)
+        let absent = needed.filter { fields[$0.0] == nil }
+        let missing = absent.map(\.1)
         if !missing.isEmpty {
             let list = missing.count == 1 ? missing[0] : missing.dropLast().joined(separator: ", ") + " or " + missing.last!
             let context = sources.isEmpty ? "government id" : sources.joined(separator: " and ")
             let whence = sources.isEmpty ? " from any source (no MRZ, PDF417, AAMVA barcode text or captured identity)" : ""
-            throw DocumentFailure(.documentCaptureError, "\(context): no \(list) could be read\(whence)")
+            throw DocumentFailure(.documentCaptureError, "\(context): no \(list) could be read\(whence)", field: absent.first?.0.rawValue)
         }
         if configuration.failExpiredId, let expiry = fields[.dateOfExpiry], expiry < Self.isoDay(today) {
-            throw DocumentFailure(.documentCaptureError, "the identity document has expired")
+            throw DocumentFailure(.documentCaptureError, "the identity document has expired", field: DocumentKey.dateOfExpiry.rawValue)
         }
     }
 
-    static func readAAMVA(_ text: String, context: String) throws(DocumentFailure) -> AAMVAReading {
+    /// A licence's DL/ID record or magnetic-stripe tracks. A stripe's expiry is a month: with `failExpiredId`, once
+    /// that month has begun the licence may have expired, and is refused rather than passed as unexpired.
+    func readAAMVA(_ text: String, context: String) throws(DocumentFailure) -> AAMVAReading {
+        let reading: AAMVAReading
         do {
-            return try AAMVARecord(parsing: text).reading()
+            reading = try AAMVAReading(parsing: text)
         } catch {
             throw DocumentFailure(error, context: context)
         }
+        if configuration.failExpiredId, reading.expiryIsMonth, let expiry = reading.fields[.dateOfExpiry],
+            expiry.prefix(8) + "01" <= Self.isoDay(today)
+        {
+            throw DocumentFailure(
+                .documentCaptureError,
+                "\(context): the identity document may have expired: its magnetic stripe gives only the expiry month, which has begun",
+                field: DocumentKey.dateOfExpiry.rawValue)
+        }
+        return reading
     }
 
     static func isoDay(_ date: Date) -> String {

@@ -1,19 +1,21 @@
-import Crypto
 import Foundation
 import Protect
 import TransactionStore
 import VerifyModel
 
-/// A document ready to be recorded: its fields from every source, and an id stable across re-runs.
+/// A document ready to be recorded: its fields from every source, and how the store recognises it again.
 struct AssembledDocument: Sendable {
     var job: DocumentJob
     var transaction: TransactionReference
     /// The `document` map, images included (base64).
     var fields: DocumentFields
-    /// Derived from the transaction and the content under the store's secret: the same input gives the same id in
-    /// every run on one store, and says nothing about the content to whoever lacks the secret.
+    /// Random for a new document; once recorded, the id the store holds it under (an earlier run's, for the same input).
     var documentId: String
+    /// The content's fingerprint under the store's secret: the same input is the same document on one store, and the
+    /// fingerprint says nothing about the content to whoever lacks the secret.
     var contentHash: String
+    /// The plain digest the fingerprint is made from: only ever stored sealed.
+    var contentDigest: String
     var capture: CaptureInfo
     /// What was repaired or dropped while reading the fields (never values), reported with the result.
     var warnings: [String] = []
@@ -35,12 +37,20 @@ enum ParsedDocument: StageValue {
         guard case .document(let document) = self else { return 0 }
         return document.fields.values.values.reduce(0) { $0 + $1.utf8.count }
     }
+
+    var failedInput: FailedInput? {
+        switch self {
+        case .document(let document):
+            FailedInput(document.job, transaction: document.transaction, images: FailedInput.images(in: document.fields))
+        case .skip(let job, let transaction): FailedInput(job, transaction: transaction, images: [:])
+        }
+    }
 }
 
-/// Builds the document's fields from its sources, refusing conflicts, and derives its stable id.
+/// Builds the document's fields from its sources, refusing conflicts, and fingerprints its content.
 struct ParseStage: Sendable {
     let configuration: PipelineConfiguration
-    /// The store's secret: ids and content hashes are keyed with it.
+    /// The store's secret: content fingerprints are keyed with it.
     let identity: DocumentIdentity
     let now: @Sendable () -> Date
 
@@ -48,24 +58,14 @@ struct ParseStage: Sendable {
         // An explicit skip carries no document: only the track stage acts on it.
         if document.job.skip { return .skip(document.job, document.transaction) }
         let assembled = try DocumentAssembly(configuration: configuration, today: now()).assemble(document)
-        let fields = assembled.fields
-        var hash = SHA256()
-        hash.update(data: Data(document.job.type.rawValue.utf8))
-        for (role, bytes) in document.images.sorted(by: { $0.key < $1.key }) {
-            hash.update(data: Data(role.rawValue.utf8))
-            hash.update(data: Data(SHA256.hash(data: bytes)))
-        }
-        for key in fields.keys where !DocumentKey.images.contains(key) {
-            hash.update(data: Data("\(key.rawValue)=\(fields[key] ?? "")\n".utf8))
-        }
-        // The plain digest never leaves this function: only its keyed forms are stored and shown.
-        let digest = hash.finalize().hexString
+        let digest = ContentDigest.of(
+            type: document.job.type, images: Dictionary(uniqueKeysWithValues: document.images.map { ($0.key.rawValue, $0.value) }),
+            fields: assembled.fields)
         return .document(
             AssembledDocument(
-                job: document.job, transaction: document.transaction, fields: fields,
-                documentId: identity.documentId(transactionId: document.transaction.id, contentDigest: digest),
-                contentHash: identity.contentHash(contentDigest: digest),
-                capture: document.capture, warnings: assembled.warnings))
+                job: document.job, transaction: document.transaction, fields: assembled.fields,
+                documentId: DocumentIdentity.newDocumentId(), contentHash: identity.fingerprint(contentDigest: digest),
+                contentDigest: digest, capture: document.capture, warnings: assembled.warnings))
     }
 }
 

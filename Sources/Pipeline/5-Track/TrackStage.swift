@@ -8,9 +8,15 @@ import VerifyModel
 struct DocumentToSubmit: StageValue {
     var document: AssembledDocument
     var transaction: StoredTransaction
+    /// Its submission's key (`RecordedDocument.idempotencyKey`).
+    var idempotencyKey: String
 
     var transactionId: String? { transaction.id }
     var byteCount: Int { document.fields.values.values.reduce(0) { $0 + $1.utf8.count } }
+    var failedInput: FailedInput? {
+        FailedInput(
+            document.job, transaction: .named(transaction.id), images: FailedInput.images(in: document.fields), documentId: document.documentId)
+    }
 }
 
 /// The track stage's value: a document to submit, or one already finished (an earlier run's accepted
@@ -29,6 +35,11 @@ enum TrackedDocument: StageValue {
     var byteCount: Int {
         guard case .submit(let document) = self else { return 0 }
         return document.byteCount
+    }
+
+    var failedInput: FailedInput? {
+        guard case .submit(let document) = self else { return nil }
+        return document.failedInput
     }
 }
 
@@ -78,22 +89,25 @@ struct TrackStage: Sendable {
         await touched.add(reference.id)
     }
 
-    private func record(_ document: AssembledDocument, input: DocumentInput, at time: Date) async throws(StoreError) -> TrackedDocument {
-        let type = document.job.type, transactionId = document.transaction.id
-        var stored = document.fields
+    private func record(_ assembled: AssembledDocument, input: DocumentInput, at time: Date) async throws(StoreError) -> TrackedDocument {
+        let type = assembled.job.type, transactionId = assembled.transaction.id
+        var stored = assembled.fields
         for key in DocumentKey.images { stored[key] = nil }
         let record = DocumentRecord(
-            id: document.documentId, transactionId: transactionId, type: type, fields: stored,
-            source: document.job.source, contentHash: document.contentHash, createdAt: time)
+            id: assembled.documentId, transactionId: transactionId, type: type, fields: stored,
+            source: assembled.job.source, contentHash: assembled.contentHash, contentDigest: assembled.contentDigest, createdAt: time)
         switch try await store.collect(record, at: time) {
-        case .collected(let updated, _):
-            await signals.documentArrived(updated, capture: document.capture, at: time)
+        case .collected(let updated, _, let recorded):
+            await signals.documentArrived(updated, capture: assembled.capture, at: time)
             await risk?.evaluateOnce(updated.id)
-            return .submit(DocumentToSubmit(document: document, transaction: updated))
-        case .alreadyRecorded(let current):
-            if try await store.submission(documentId: document.documentId)?.outcome == .accepted {
+            return .submit(DocumentToSubmit(document: assembled, transaction: updated, idempotencyKey: recorded.idempotencyKey))
+        case .alreadyRecorded(let current, let recorded):
+            // The same input run before: the document keeps the id it was recorded under.
+            var document = assembled
+            document.documentId = recorded.id
+            if try await store.submission(documentId: recorded.id)?.outcome == .accepted {
                 var outcome = responses.outcome(
-                    input, type: type, documentId: document.documentId, fields: document.fields, current,
+                    input, type: type, documentId: recorded.id, fields: document.fields, current,
                     warnings: document.warnings)
                 outcome.alreadySubmitted = true
                 return .finished(outcome)
@@ -104,13 +118,13 @@ struct TrackStage: Sendable {
                 do throws(StoreError) {
                     (transaction, _) = try await store.apply(
                         .collect, to: type, of: transactionId,
-                        reason: "document \(document.documentId) collected again", at: time)
+                        reason: "document \(recorded.id) collected again", at: time)
                 } catch .transition(.illegalMove) {
                     // Another document of its type, tracked at the same time, collected it since `current` was read.
                     transaction = try await store.transaction(id: transactionId) ?? current
                 }
             }
-            return .submit(DocumentToSubmit(document: document, transaction: transaction))
+            return .submit(DocumentToSubmit(document: document, transaction: transaction, idempotencyKey: recorded.idempotencyKey))
         }
     }
 }

@@ -29,7 +29,7 @@ struct SubmitStage: Sendable {
     let now: @Sendable () -> Date
 
     /// Throws `.cancelled` when the run is cancelled mid-submission: nothing is recorded, the claim is given up, and a
-    /// later run sends the document again under the same idempotency key.
+    /// later run (on this store or any other) sends the document again under the same idempotency key.
     func callAsFunction(_ document: DocumentToSubmit, input: DocumentInput) async throws(StageStop) -> DocumentOutcome {
         let assembled = document.document, documentId = assembled.documentId
         do throws(StoreError) {
@@ -184,7 +184,7 @@ struct SubmitStage: Sendable {
         let payload = await signals.payload(for: transaction, capture: assembled.capture, at: now())
         if payload != nil { await risk?.evaluateOnce(transaction.id) }
         return SubmissionRequest(
-            documentId: assembled.documentId, transactionId: transaction.id,
+            documentId: assembled.documentId, idempotencyKey: document.idempotencyKey, transactionId: transaction.id,
             verificationCode: transaction.verificationCode, documentType: assembled.job.type,
             document: assembled.fields, state: transaction.state, signals: payload)
     }

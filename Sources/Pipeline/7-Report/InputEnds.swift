@@ -34,25 +34,23 @@ struct InputEnds: Sendable {
 
     /// The end of a transaction folder (or of a batch's loose images) taken from the queue. On failure the item
     /// goes back to the queue, for this worker or another to try again.
-    func endGroup(_ item: WorkItem, queue: any WorkQueue) async {
+    func endGroup(_ item: WorkItem, queueInput: QueueInput) async {
         let group = item.group ?? FolderIngest.looseImagesGroup  // never nil for a group end (the schema's CHECK)
+        let queue = queueInput.queue
+        var ended = false
         do throws(StoreError) {
             let ids = try await queue.transactions(ofGroup: group, batch: item.batch)
             let reason = group == FolderIngest.looseImagesGroup ? "end of batch" : "end of \(group)"
-            guard await skipMissingOptionalDocuments(ids, reason: reason) else {
-                try await queue.release(item.id)
-                return
-            }
-            try await queue.complete(item.id, transactionId: nil, result: "{}")
+            ended = await skipMissingOptionalDocuments(ids, reason: reason)
         } catch {
             logger.warning("could not end a group of the queue", metadata: ["queue.item": "\(item.id)", "error.code": "\(error.failureCode)"])
-            do {
-                try await queue.release(item.id)
-            } catch {
-                logger.warning(
-                    "could not give a group end back to the queue; its lease will expire",
-                    metadata: ["queue.item": "\(item.id)", "error.code": "\(error.failureCode)"])
+        }
+        if ended {
+            await queueInput.end(item.id, logger: logger) { () throws(StoreError) in
+                try await queue.complete(item.id, transactionId: nil, result: "{}")
             }
+        } else {
+            await queueInput.end(item.id, logger: logger) { () throws(StoreError) in try await queue.release(item.id, owner: queueInput.owner) }
         }
     }
 }

@@ -15,6 +15,7 @@ struct Reporter: Sendable {
     let signals: SignalsCollector
     let touched: TouchedTransactions
     let inputEnds: InputEnds
+    let reviews: ReviewRecorder
     let logger: Logger
     let emit: @Sendable (DocumentOutcome, RunProgress) async -> Void
 
@@ -32,6 +33,22 @@ struct Reporter: Sendable {
                 }
             }
             while let outcome = await queue.receive() {
+                if case .queue(let queueInput) = input, let item = outcome.input.queueItem,
+                    let failure = outcome.failure, failure.storeUnavailable, outcome.input.queueClaims < QueueInput.maximumClaims
+                {
+                    // Not the document's failure: it goes back to the queue, is redone, and is reported then.
+                    await giveBack(item, queueInput: queueInput)
+                    summary.givenBack += 1
+                    continue
+                }
+                // Recorded for review before it is reported, and before its folder's end can skip its type.
+                if outcome.failure != nil, await !reviews.record(outcome, at: Date()), case .queue(let queueInput) = input,
+                    let item = outcome.input.queueItem, outcome.input.queueClaims < QueueInput.maximumClaims
+                {
+                    await giveBack(item, queueInput: queueInput)
+                    summary.givenBack += 1
+                    continue
+                }
                 summary.documents += 1
                 Self.count(outcome)
                 if let failure = outcome.failure {
@@ -47,7 +64,7 @@ struct Reporter: Sendable {
                     folderEnded.yield(ended)
                 }
                 if case .queue(let queueInput) = input, let item = outcome.input.queueItem {
-                    await complete(item, outcome: outcome, queue: queueInput.queue)
+                    await complete(item, outcome: outcome, queueInput: queueInput)
                 }
             }
             folderEnded.finish()
@@ -64,7 +81,7 @@ struct Reporter: Sendable {
     }
 
     /// Marks a queue item done (the queue notes when it was the last of its group).
-    private func complete(_ item: Int64, outcome: DocumentOutcome, queue: any WorkQueue) async {
+    private func complete(_ item: Int64, outcome: DocumentOutcome, queueInput: QueueInput) async {
         var result: [String: String] = [:]
         result["documentId"] = outcome.documentId
         result["error"] = outcome.failure?.code.rawValue
@@ -74,12 +91,17 @@ struct Reporter: Sendable {
         } catch {
             text = "{}"  // a dictionary of strings always serialises
         }
-        do {
-            try await queue.complete(item, transactionId: outcome.transactionId, result: text)
-        } catch {
-            logger.warning(
-                "could not mark a queue item done; its lease will expire and another worker will redo it",
-                metadata: ["queue.item": "\(item)", "error.code": "\(error.failureCode)"])
+        let queue = queueInput.queue, transactionId = outcome.transactionId
+        await queueInput.end(item, logger: logger) { () throws(StoreError) in
+            try await queue.complete(item, transactionId: transactionId, result: text)
         }
+    }
+
+    /// Gives back a document whose store could not be written: the queue hands it out again (its lease expires if
+    /// even that cannot be written), and the redo finds whatever was recorded of it before.
+    private func giveBack(_ item: Int64, queueInput: QueueInput) async {
+        logger.warning("the store failed a queue item; it goes back to the queue", metadata: ["queue.item": "\(item)"])
+        let queue = queueInput.queue
+        await queueInput.end(item, logger: logger) { () throws(StoreError) in try await queue.release(item, owner: queueInput.owner) }
     }
 }

@@ -94,6 +94,8 @@ package struct PipelineConfiguration: Sendable, Equatable {
     package var retention = Retention()
     /// How often a `worker` applies the retention policy.
     package var retentionInterval: TimeInterval = 3600
+    /// How much of failed documents' inputs the store keeps for review (`review`).
+    package var review = ReviewLimits()
 
     package init() {}
 }
@@ -126,6 +128,27 @@ extension PipelineConfiguration {
         try self.init(yaml: text, name: url.lastPathComponent)
     }
 
+    /// A YAML error on one line, where it is first: `line 3, column 4: did not find expected ',' or ']' (while
+    /// parsing a flow sequence from line 2, column 16)`. Never the file's text (libyaml's message quotes the line).
+    static func oneLine(_ error: any Error) -> String {
+        func at(_ mark: Mark, _ problem: String, _ context: YamlError.Context?) -> String {
+            let problem = problem.split(whereSeparator: \.isNewline).joined(separator: " ")
+            let around = context.map { " (\($0.text) from line \($0.mark.line), column \($0.mark.column))" } ?? ""
+            return "line \(mark.line), column \(mark.column): \(problem)\(around)"
+        }
+        switch error as? YamlError {
+        case .scanner(let context, let problem, let mark, _)?, .parser(let context, let problem, let mark, _)?,
+            .composer(let context, let problem, let mark, _)?:
+            return at(mark, problem, context)
+        case .duplicatedKeysInMapping(let duplicates, let context)?:
+            return "line \(context.mark.line), column \(context.mark.column): keys given twice: \(duplicates.sorted().joined(separator: ", "))"
+        case .reader(let problem, let offset, _, _)?:
+            return "\(problem)" + (offset.map { " at byte \($0)" } ?? "")
+        default:
+            return "\(error)".split(whereSeparator: \.isNewline).joined(separator: " ")
+        }
+    }
+
     /// Parses pipeline YAML; unknown keys are refused with their path (e.g. `stages.scan.wokers`).
     package init(yaml: String, name file: String = "pipeline") throws(ConfigurationError) {
         self.init()
@@ -133,11 +156,11 @@ extension PipelineConfiguration {
         do {
             root = try Yams.compose(yaml: yaml)
         } catch {
-            throw ConfigurationError("\(file) is not valid YAML: \(error)")
+            throw ConfigurationError("\(file) is not valid YAML: \(Self.oneLine(error))")
         }
         guard let root else { return }
         let top = try Section(root, path: "", file: file)
-        try top.only(["name", "policy", "ingest", "stages", "scan", "protect", "submitter", "store", "retention"])
+        try top.only(["name", "policy", "ingest", "stages", "scan", "protect", "submitter", "store", "retention", "review"])
         if let value = try top.string("name") { name = value }
 
         if let policy = try top.section("policy") {
@@ -284,6 +307,12 @@ extension PipelineConfiguration {
             }
         }
 
+        if let variable = submitter.tokenEnv, storeSecretVariables.contains(variable) {
+            throw ConfigurationError(
+                "\(file): 'submitter.tokenEnv' names \(variable), which holds a secret of the store: the bearer token is sent to the endpoint; give the token a variable of its own"
+            )
+        }
+
         if let section = try top.section("retention") {
             try section.only(["mode", "keep", "maxAge", "interval"])
             if let mode = try section.string("mode") {
@@ -306,6 +335,24 @@ extension PipelineConfiguration {
                 retentionInterval = seconds
             }
         }
+
+        if let section = try top.section("review") {
+            try section.only(["maxInputBytes", "maxStoreBytes", "inputsMaxAge"])
+            if let bytes = try section.int("maxInputBytes", in: 0...(1 << 30)) { review.maxInputBytes = bytes }
+            if let bytes = try section.int("maxStoreBytes", in: 0...(1 << 40)) { review.maxStoreBytes = bytes }
+            if let text = try section.string("inputsMaxAge") {
+                guard let seconds = Self.duration(text), Self.retentionAges.contains(seconds) else {
+                    throw section.error("inputsMaxAge", "must be a duration from 1m to 3650d such as 12h or 30d")
+                }
+                review.inputsMaxAge = seconds
+            }
+        }
+    }
+
+    /// The variables that hold the store's secrets, which no other setting may name: the key-encryption key's (the
+    /// pipeline's and the default), and PostgreSQL's password.
+    package var storeSecretVariables: Set<String> {
+        [storeEncryption.keyEnv, KeyEncryptionKey.defaultVariable, "PGPASSWORD"]
     }
 
     static let retentionAges: ClosedRange<TimeInterval> = 60...(3650 * 86_400)
@@ -320,7 +367,7 @@ extension PipelineConfiguration {
     }
 
     /// `90s`, `30m`, `12h`, `7d`, or plain seconds; nil for anything else, infinities and NaN included.
-    static func duration(_ text: String) -> TimeInterval? {
+    package static func duration(_ text: String) -> TimeInterval? {
         let text = text.trimmingCharacters(in: .whitespaces)
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         let value: Double? = if let unit = text.last, let scale = units[unit] { Double(text.dropLast()).map { $0 * scale } } else { Double(text) }

@@ -1,4 +1,5 @@
 import Foundation
+import TransactionStore
 import VerifyModel
 
 /// Which input a document came from: what its result line echoes, however far it got.
@@ -14,6 +15,8 @@ package struct DocumentInput: Sendable, Equatable {
     var group: String?
     /// The work-queue item it came from, when a worker claimed it.
     var queueItem: Int64?
+    /// How many times that item has been claimed, this claim included.
+    var queueClaims = 1
 
     package init(
         sequence: Int, inputId: String?, source: String, type: DocumentType?, group: String? = nil, queueItem: Int64? = nil
@@ -31,6 +34,11 @@ package struct DocumentInput: Sendable, Equatable {
 package struct DocumentFailure: CodedError, Equatable {
     package var code: FailureCode
     package var message: String
+    /// The field it names, where it names one (`documentNumber`, `dateOfBirth`...): never its value.
+    package var field: String?
+    /// The store could not be asked (its database went away for a moment), so this says nothing about the document:
+    /// a worker gives such a document back to the queue instead of marking it done.
+    package var storeUnavailable = false
 
     package var failureCode: FailureCode { code }
 
@@ -39,9 +47,16 @@ package struct DocumentFailure: CodedError, Equatable {
         self.message = message
     }
 
+    init(_ code: DocumentSubmissionErrorCode, _ message: String, field: String?) {
+        self.init(code, message)
+        self.field = field
+    }
+
     init(_ error: some CodedError) {
         code = error.failureCode
         message = error.message
+        field = (error as? MRZError)?.field.rawValue
+        if let error = error as? StoreError, case .database = error { storeUnavailable = true }
     }
 
     /// A failure of any coded kind as it is; anything else (which no stage throws) as a store error's code.
@@ -55,7 +70,7 @@ package struct DocumentFailure: CodedError, Equatable {
 
     /// The same failure, its message prefixed with where it happened ("back image: ...").
     init(_ error: some CodedError, context: String) {
-        code = error.failureCode
+        self.init(error)
         message = "\(context): \(error.message)"
     }
 }
@@ -73,6 +88,8 @@ package struct DocumentOutcome: Sendable {
     package var skipped = false
     /// What was repaired or dropped while reading the document (never values): a reason to review it.
     package var warnings: [String] = []
+    /// What a failed document leaves for its review.
+    var failedInput: FailedInput?
 
     package var sequence: Int { input.sequence }
     package var inputId: String? { input.inputId }
@@ -96,6 +113,42 @@ package struct DocumentOutcome: Sendable {
 protocol StageValue: Sendable {
     var transactionId: String? { get }
     var byteCount: Int { get }
+    /// What the document leaves for its review when it fails at the next stage.
+    var failedInput: FailedInput? { get }
+}
+
+/// What a failed document leaves for its review: the transaction it names (with the verification code it carries
+/// for it), and what it was made from.
+struct FailedInput: Sendable {
+    var job: DocumentJob
+    /// nil when the document named no transaction yet (its QR was still to be read).
+    var transactionId: String?
+    /// The code the document carries for its transaction; nil when the input names it by id.
+    var verificationCode: String?
+    /// The images' bytes, once read (before that, the recorder reads them as the decode stage does).
+    var images: [ImageRole: [UInt8]]?
+    /// The recorded document, when its submission failed.
+    var documentId: String?
+
+    init(_ job: DocumentJob, transaction: TransactionReference? = nil, images: [ImageRole: [UInt8]]? = nil, documentId: String? = nil) {
+        self.job = job
+        self.images = images
+        self.documentId = documentId
+        switch (transaction, job.identity) {
+        case (.read(let qr), _), (_, .qr(let qr)): (transactionId, verificationCode) = (qr.transactionId, qr.verificationCode)
+        case (.named(let id), _), (nil, .known(let id)): transactionId = id
+        case (nil, .qrImage): transactionId = nil
+        }
+    }
+
+    /// The images a document's fields carry (base64), as bytes.
+    static func images(in fields: DocumentFields) -> [ImageRole: [UInt8]] {
+        var images: [ImageRole: [UInt8]] = [:]
+        for role in ImageRole.allCases {
+            if let text = fields[role.documentKey], let data = Data(base64Encoded: text) { images[role] = [UInt8](data) }
+        }
+        return images
+    }
 }
 
 /// A document between two stages: where it came from, and the last stage's value.
@@ -109,7 +162,9 @@ struct InFlight<Value: StageValue>: Sendable {
     }
 
     func failed(_ failure: DocumentFailure) -> DocumentOutcome {
-        DocumentOutcome(input: input, transactionId: value.transactionId, failure: failure)
+        var outcome = DocumentOutcome(input: input, transactionId: value.transactionId, failure: failure)
+        outcome.failedInput = value.failedInput
+        return outcome
     }
 }
 

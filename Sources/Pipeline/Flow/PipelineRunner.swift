@@ -17,6 +17,8 @@ package enum PipelineInput: Sendable {
     case lines(fileDescriptor: Int32)
     /// Documents claimed from the shared work queue (`verify-pipeline worker`).
     case queue(QueueInput)
+    /// Failed documents an operator sends through again from their reviews (`review accept`, `review replay`).
+    case reviews(ReviewBatch)
 }
 
 /// How a run went, for the closing summary line.
@@ -27,6 +29,11 @@ package struct RunSummary: Sendable, Equatable {
     package var transactions = 0
     package var completed = 0
     package var elapsed: TimeInterval = 0
+    /// Documents of the input that were taken in, or were still to read, but not reported: the run was stopped (a
+    /// signal, a drain cut short by its grace) before they were done. Nothing of them is lost: a later run finishes them.
+    package var unfinished = 0
+    /// A worker's documents given back to the queue because the store failed them: redone, and reported, then.
+    package var givenBack = 0
 }
 
 /// Progress, for the bar: documents done so far, and how many there are when that is known.
@@ -88,10 +95,16 @@ package struct PipelineRunner: Sendable {
                 throw DocumentFailure(.noDocumentToSubmitError, "\(url.path) is not a folder")
             }
             folderJobs = try FolderIngest(root: url).jobs()
+        } else if case .reviews(let batch) = input {
+            folderJobs = batch.jobs.map { .success($0) }
         } else {
             folderJobs = []
         }
-        let total: Int? = if case .folder = input { folderJobs.count } else { nil }
+        let total: Int? =
+            switch input {
+            case .folder, .reviews: folderJobs.count
+            case .lines, .queue: nil
+            }
         logger.info("run started", metadata: ["pipeline": "\(configuration.name)", "documents": "\(total.map(String.init) ?? "stream")"])
 
         let touched = TouchedTransactions()
@@ -116,7 +129,11 @@ package struct PipelineRunner: Sendable {
                 claims: SubmissionClaims(lease: configuration.submitter.claimLease), now: now),
             reporter: Reporter(
                 input: input, folderJobs: folderJobs, total: total, signals: signals, touched: touched,
-                inputEnds: inputEnds, logger: logger, emit: emit),
+                inputEnds: inputEnds,
+                reviews: ReviewRecorder(
+                    store: store, limits: configuration.review, allowedPaths: FileConfinement(directories: configuration.allowedPaths),
+                    logger: logger),
+                logger: logger, emit: emit),
             configuration: configuration, scanner: scannerConfiguration, logger: logger)
 
         let summary = await withTaskGroup(of: RunSummary?.self) { group -> RunSummary in
@@ -150,12 +167,17 @@ package struct PipelineRunner: Sendable {
         if case .folder = input, !stop.isStopped, !Task.isCancelled {
             await inputEnds.skipMissingOptionalDocuments(await touched.notEnded, reason: "end of batch")
         }
+        let reported = summary.documents + summary.givenBack
+        result.unfinished = max(0, (total ?? 0) - reported, line.intake.taken.value - reported)
         let ids = await touched.ids
         result.transactions = ids.count
-        do throws(StoreError) {
-            result.completed = try await store.count(of: ids, status: .completed)
-        } catch {
-            logger.warning("could not count the completed transactions", metadata: ["error.code": "\(error.failureCode)"])
+        // Asked even when the run was cancelled (a drain cut short): the summary says what the store holds.
+        let counted = await Task.detached { [store] () async -> Result<Int, StoreError> in
+            do throws(StoreError) { return .success(try await store.count(of: ids, status: .completed)) } catch { return .failure(error) }
+        }.value
+        switch counted {
+        case .success(let completed): result.completed = completed
+        case .failure(let error): logger.warning("could not count the completed transactions", metadata: ["error": "\(error.message)"])
         }
         result.elapsed = Date().timeIntervalSince(started)
         logger.info("run finished", metadata: ["documents": "\(result.documents)", "failed": "\(result.failed)"])
@@ -211,7 +233,7 @@ package struct PipelineRunner: Sendable {
         func renewLeases(_ queueInput: QueueInput) async {
             for await _ in AsyncTimerSequence(interval: queueInput.lease / 3, clock: .continuous) {
                 do throws(StoreError) {
-                    try await queueInput.queue.heartbeat(owner: queueInput.owner, lease: queueInput.lease)
+                    try await queueInput.queue.heartbeat(owner: queueInput.owner, items: queueInput.held.all, lease: queueInput.lease)
                 } catch {
                     logger.warning("could not renew the work leases", metadata: ["error.code": "\(error.failureCode)"])
                 }
@@ -294,7 +316,10 @@ package struct PipelineRunner: Sendable {
             await PipelineRunner.stage("submit", workers: configuration.submit.workers, from: toSubmit) {
                 { item in
                     do {
-                        try await toReport.send(try await submit(item.value, input: item.input))
+                        var outcome = try await submit(item.value, input: item.input)
+                        // A refused submission is answered, not thrown: it leaves its inputs for review all the same.
+                        if outcome.failure != nil { outcome.failedInput = item.value.failedInput }
+                        try await toReport.send(outcome)
                     } catch StageStop.failed(let failure) {
                         try await toReport.send(item.failed(failure))
                     }

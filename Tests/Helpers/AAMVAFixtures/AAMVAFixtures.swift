@@ -17,7 +17,7 @@ public struct AAMVAFixture: Sendable, CustomStringConvertible {
 
 public enum AAMVAFixtures {
     /// One licence holder's data as the 2005+ standards write it (MMDDCCYY dates), varied per fixture.
-    static func current(
+    public static func current(
         number: String, last: String, first: String, middle: String, birth: String, expiry: String,
         issue: String, sex: String = "2", street: String = "1 MAIN STREET", city: String = "SPRINGFIELD",
         state: String = "IL", zip: String = "627011234  ", extra: [(String, String)] = []

@@ -61,6 +61,10 @@ public enum AAMVATransport: String, CaseIterable, Sendable {
     case separatorsStripped
     /// The final CR trimmed away.
     case finalCRTrimmed
+    /// The RS and CR after `@\n` typed as other keys, as HID keyboard emulation does (`@\n6MANSI `).
+    case headerKeysMangled
+    /// A scanner's symbology identifier before the `@` (AIM `]L0` for PDF417).
+    case scannerPreamble
 
     public func apply(_ text: String) -> String {
         switch self {
@@ -72,6 +76,8 @@ public enum AAMVATransport: String, CaseIterable, Sendable {
         case .crlf: text.replacingOccurrences(of: "\n", with: "\r\n")
         case .separatorsStripped: String(String.UnicodeScalarView(text.unicodeScalars.filter { !["\n", "\r", "\u{1E}"].contains($0) }))
         case .finalCRTrimmed: text.hasSuffix("\r") ? String(text.dropLast()) : text
+        case .headerKeysMangled: text.hasPrefix("@\n\u{1E}\r") ? "@\n6M" + text.dropFirst(4) : text
+        case .scannerPreamble: "]L0" + text
         }
     }
 }

@@ -8,10 +8,11 @@ import Synchronization
 /// A real HTTP server on 127.0.0.1 standing in for the submission API and the risk-evaluation API.
 /// It behaves like an idempotent API: a document whose Idempotency-Key was accepted before gets 409.
 /// The transaction id's first word picks the fault to inject for a key's first requests:
-/// `accept`, `flaky` (500 twice), `conflict` (409), `bad` (400), `slowbad` (400 after 3 s), `slow` (answers after the client's timeout),
-/// `drop` (accepts, then closes the connection without an answer), `partial` (accepts: 201, then closes halfway
-/// through the body), `moved`, `found`, `seeother`, `temporary` and `permanent` (301, 302, 303, 307 and 308 to
-/// `redirectTarget`), `trickle` (200, then a body of a byte a second), `big` (200 with a 2 MB body). The risk
+/// `accept`, `flaky` (500 twice), `conflict` (409), `bad` (400), `slowbad` (400 once `refusalsHeld` is cleared), `slow`
+/// (accepts the first request and never answers it: the client's own timeout ends it), `drop` (accepts, then closes
+/// the connection without an answer), `partial` (accepts: 201, then closes halfway through the body), `moved`, `found`,
+/// `seeother`, `temporary` and `permanent` (301, 302, 303, 307 and 308 to `redirectTarget`), `trickle` (200, then a
+/// body of a byte a second, counted in `trickledBytes`), `big` (200 with a 2 MB body). The risk
 /// evaluation answers at once, or with `riskTrickles` a 200 whose body comes a byte a second.
 public final class LoopbackServer: Sendable {
     public struct Request: Sendable {
@@ -27,9 +28,15 @@ public final class LoopbackServer: Sendable {
         var seen: [String: Int] = [:]
         /// While set, document requests are read and never answered (a submitter stuck on a dead API).
         var hanging = false
+        /// Transactions `fixable-…` are refused with 400 while this holds.
+        var refusingFixable = true
         /// Where the redirecting scenarios send the client (another server's base URL).
         var redirectTarget = "http://127.0.0.1:9"
         var riskTrickles = false
+        /// While set, `slowbad` requests wait for their 400: the test decides when the refusal comes.
+        var refusalsHeld = false
+        /// The body bytes the trickling answers have sent so far: a client is reading a trickle once this moves.
+        var trickledBytes = 0
     }
 
     /// Shared by the server and its connection handlers.
@@ -90,10 +97,20 @@ public final class LoopbackServer: Sendable {
         get { ledger.withLock { $0.hanging } }
         set { ledger.withLock { $0.hanging = newValue } }
     }
+    /// Whether `fixable-…` transactions are refused with 400 (the endpoint's fault) or accepted (fixed).
+    public var refusingFixable: Bool {
+        get { ledger.withLock { $0.refusingFixable } }
+        set { ledger.withLock { $0.refusingFixable = newValue } }
+    }
     public var riskTrickles: Bool {
         get { ledger.withLock { $0.riskTrickles } }
         set { ledger.withLock { $0.riskTrickles = newValue } }
     }
+    public var refusalsHeld: Bool {
+        get { ledger.withLock { $0.refusalsHeld } }
+        set { ledger.withLock { $0.refusalsHeld = newValue } }
+    }
+    public var trickledBytes: Int { ledger.withLock { $0.trickledBytes } }
 
     static let redirects: [String: HTTPResponseStatus] = [
         "moved": .movedPermanently, "found": .found, "seeother": .seeOther, "temporary": .temporaryRedirect, "permanent": .permanentRedirect
@@ -147,10 +164,12 @@ public final class LoopbackServer: Sendable {
             let key = headers["idempotency-key"] ?? ""
             let transaction = head.uri.split(separator: "/").drop { $0 != "transactions" }.dropFirst().first.map(String.init) ?? ""
             let scenario = transaction.split(separator: "-").first.map(String.init) ?? "accept"
-            let (attempt, alreadyAccepted, hanging, target) = ledger.withLock { ledger -> (Int, Bool, Bool, String) in
+            let (attempt, alreadyAccepted, hanging, target, refusingFixable) = ledger.withLock { ledger -> (Int, Bool, Bool, String, Bool) in
                 ledger.requests.append(request)
                 ledger.seen[key, default: 0] += 1
-                return (ledger.seen[key, default: 0], (ledger.accepted[key] ?? 0) > 0, ledger.hanging, ledger.redirectTarget)
+                return (
+                    ledger.seen[key, default: 0], (ledger.accepted[key] ?? 0) > 0, ledger.hanging, ledger.redirectTarget, ledger.refusingFixable
+                )
             }
             if hanging { return }
             func accept() { ledger.withLock { $0.accepted[key, default: 0] += 1 } }
@@ -163,17 +182,13 @@ public final class LoopbackServer: Sendable {
                 send(context, status: .internalServerError, body: #"{"error":"try again"}"#)
             case "conflict":
                 send(context, status: .conflict, body: #"{"error":"already accepted"}"#)
-            case "bad":
+            case "bad",
+                "fixable" where refusingFixable:
                 send(context, status: .badRequest, body: #"{"error":"bad document"}"#)
             case "slowbad":
-                context.eventLoop.scheduleTask(in: .seconds(3)) {
-                    self.send(context, status: .badRequest, body: #"{"error":"bad document"}"#)
-                }
+                refuseWhenReleased(context)
             case "slow" where attempt == 1:
                 accept()
-                context.eventLoop.scheduleTask(in: .seconds(3)) {
-                    self.send(context, status: .created, body: #"{"status":"accepted"}"#)
-                }
             case "drop" where attempt == 1:
                 accept()
                 context.close(promise: nil)
@@ -215,8 +230,18 @@ public final class LoopbackServer: Sendable {
             context.eventLoop.scheduleTask(in: .seconds(1)) {
                 guard context.channel.isActive else { return }
                 context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: " ")))), promise: nil)
+                self.ledger.withLock { $0.trickledBytes += 1 }
                 self.trickle(context)
             }
+        }
+
+        /// A 400 as soon as `refusalsHeld` is cleared, looked at every 10 ms.
+        private func refuseWhenReleased(_ context: ChannelHandlerContext) {
+            guard ledger.withLock({ $0.refusalsHeld }) else {
+                send(context, status: .badRequest, body: #"{"error":"bad document"}"#)
+                return
+            }
+            context.eventLoop.scheduleTask(in: .milliseconds(10)) { self.refuseWhenReleased(context) }
         }
 
         private func send(_ context: ChannelHandlerContext, status: HTTPResponseStatus, body: String) {

@@ -1,16 +1,25 @@
 // Opens COUNT connections to 127.0.0.1:PORT and leaves them idle, in a process of its own: a test process holding
 // thousands of descriptors breaks Foundation's Process.run() in the tests running beside it. Prints
 // "open COUNT", then, once the server has closed every one (or TIMEOUT seconds passed), "closed N after S".
-// Usage: idle-connections PORT COUNT TIMEOUT
+// With `slow-body`, each connection starts a POST whose body never ends and sends one byte of it a second: never idle.
+// Usage: idle-connections PORT COUNT TIMEOUT [slow-body]
 import Foundation
 
 /// One line on stdout, unbuffered: the test reads each as it comes.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let port = UInt16(arguments[1]), let count = Int(arguments[2]), let timeout = Double(arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: idle-connections PORT COUNT TIMEOUT\n".utf8))
+guard (4...5).contains(arguments.count), let port = UInt16(arguments[1]), let count = Int(arguments[2]),
+    let timeout = Double(arguments[3]), arguments.count == 4 || arguments[4] == "slow-body"
+else {
+    FileHandle.standardError.write(Data("usage: idle-connections PORT COUNT TIMEOUT [slow-body]\n".utf8))
     exit(2)
+}
+let slowBody = arguments.count == 5
+/// Sends all of `text` on `fd`; false when the connection is gone.
+func sendText(_ fd: Int32, _ text: String) -> Bool {
+    let bytes = Array(text.utf8)
+    return bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
 }
 var limit = rlimit()
 getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
@@ -33,14 +42,24 @@ for _ in 0..<count {
         exit(1)
     }
     descriptors.append(fd)
+    if slowBody {
+        _ = sendText(
+            fd, "POST /login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nt")
+    }
 }
 say("open \(descriptors.count)")
 
 var pending = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
 var closed = 0
 let deadline = start.addingTimeInterval(timeout)
+var nextByte = Date().addingTimeInterval(1)
 while !pending.isEmpty, Date() < deadline {
     _ = poll(&pending, nfds_t(pending.count), 200)
+    if slowBody, Date() >= nextByte {
+        // One more byte of each body: a connection the server closed fails here or reads its end below.
+        for entry in pending { _ = sendText(entry.fd, "o") }
+        nextByte = Date().addingTimeInterval(1)
+    }
     var still: [pollfd] = []
     for entry in pending {
         var byte: UInt8 = 0

@@ -34,8 +34,8 @@ for path in CommandLine.arguments.dropFirst() {
         case .read(let reading):
             let weakest = reading.confidence.min { $0.value.margin < $1.value.margin }
             print("\(path): \(describe(reading.mrz)); weakest field \(weakest?.key ?? "-") (lead \(weakest?.value.margin ?? 0))")
-        case .unreadable(let error):
-            print("\(path): refused: \(error.message)")
+        case .unreadable(let refusal):
+            print("\(path): refused (\(refusal.reason.rawValue)): \(refusal.message)")
             failed = true
         case .notFound:
             print("\(path): no MRZ found")
