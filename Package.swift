@@ -235,6 +235,7 @@ let package = Package(
             name: "OperatorViewTests",
             dependencies: [
                 "OperatorView", "TransactionStore", "VerifyModel",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio")

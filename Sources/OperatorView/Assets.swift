@@ -42,6 +42,21 @@ enum Assets {
         .review { display: inline-block; padding: 1px 7px; border-radius: 10px; font-size: 12px; background: #eef0f4; }
         .review-open { background: #fde2e1; color: #8a1c17; }
         .review-accepted, .review-replayed, .review-resolved { background: #dcf3e3; color: #14612e; }
+        header nav { display: flex; gap: 14px; margin-left: 18px; }
+        header nav a { color: var(--muted); text-decoration: none; }
+        header nav a:hover { color: var(--accent); }
+        header .signout { margin-left: auto; }
+        header .signout button { background: #fff; color: var(--ink); border-color: var(--line); }
+        .badge { display: inline-block; padding: 1px 7px; border-radius: 10px; font-size: 11px; text-transform: uppercase; letter-spacing: .04em; }
+        .badge.expired { background: #fde2e1; color: #8a1c17; }
+        time[title] { cursor: help; border-bottom: 1px dotted var(--line); }
+        .chart { margin: 0 0 18px; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; position: relative; }
+        .chart figcaption { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; margin-bottom: 6px; }
+        .chart svg { width: 100%; height: 90px; display: block; background: linear-gradient(#fff 49%, var(--line) 50%, #fff 51%); }
+        .chart-scale { position: absolute; top: 10px; right: 14px; color: var(--muted); font-size: 12px; }
+        .error-page { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 24px 28px; max-width: 640px; }
+        .error-page h1 { margin-top: 0; } .error-page .code { color: #8a1c17; font-family: ui-monospace, monospace; }
+        p.error { background: #fde2e1; color: #8a1c17; padding: 8px 12px; border-radius: 6px; }
         """
 
     /// Keeps the dashboard's counts and first page current by short polling; builds rows with DOM calls and
@@ -62,6 +77,45 @@ enum Assets {
             return String(text).replace(/[\\u0000-\\u001f\\u007f-\\u009f\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]/g,
               (c) => "\\\\u{" + c.charCodeAt(0).toString(16).toUpperCase() + "}");
           }
+          // Badges in DocumentType's order, as the server renders them, so that a refresh never reorders them.
+          const typeOrder = ["GOVERNMENT_ID", "SELFIE", "EMAIL", "PHONE"];
+          function byType(a, b) {
+            const x = typeOrder.indexOf(a), y = typeOrder.indexOf(b);
+            return (x < 0 ? typeOrder.length : x) - (y < 0 ? typeOrder.length : y) || (a < b ? -1 : a > b ? 1 : 0);
+          }
+          // How long ago in the largest whole unit, as the server's pages say it; the exact time on hover.
+          function ago(iso) {
+            const seconds = (Date.now() - Date.parse(iso)) / 1000;
+            const future = seconds < 0, s = Math.abs(seconds);
+            if (!(s < 86400)) return iso.slice(0, 10) + " " + iso.slice(11, 16) + " UTC";
+            const text = s < 60 ? Math.floor(s) + "s" : s < 3600 ? Math.floor(s / 60) + "m" : Math.floor(s / 3600) + "h";
+            return future ? "in " + text : text + " ago";
+          }
+          function timeCell(row, iso, expired) {
+            const td = cell(row, "");
+            const time = document.createElement("time");
+            time.dateTime = iso; time.title = iso; time.textContent = ago(iso);
+            td.appendChild(time);
+            if (expired) {
+              const badge = document.createElement("span");
+              badge.className = "badge expired"; badge.textContent = "expired";
+              td.appendChild(document.createTextNode(" ")); td.appendChild(badge);
+            }
+          }
+          // The throughput chart: the 10-minute rate at each poll since the page opened, newest on the right.
+          const samples = [];
+          function draw(rate) {
+            samples.push(rate);
+            if (samples.length > 200) samples.shift();
+            const line = document.getElementById("throughput-line");
+            if (!line) return;
+            const top = Math.max(1, ...samples);
+            const step = 600 / 199;
+            const start = 600 - (samples.length - 1) * step;
+            line.setAttribute("points", samples.map((v, i) => (start + i * step).toFixed(1) + "," + (88 - (v / top) * 84).toFixed(1)).join(" "));
+            const scale = document.getElementById("throughput-scale");
+            if (scale) scale.textContent = rate.toFixed(1) + " / min (top " + top.toFixed(1) + ")";
+          }
           function cell(row, text, className) {
             const td = document.createElement("td");
             if (className) { const span = document.createElement("span"); span.className = className; span.textContent = text; td.appendChild(span); }
@@ -81,6 +135,7 @@ enum Assets {
               const totalElement = document.querySelector('[data-count="TOTAL"]');
               if (totalElement) totalElement.textContent = String(total);
               document.getElementById("per-minute").textContent = overview.documentsPerMinute.toFixed(1);
+              draw(overview.documentsPerMinute);
               const reviewsOpen = document.getElementById("reviews-open");
               if (reviewsOpen) reviewsOpen.textContent = String(overview.reviewsOpen);
               const page = await (await fetch("/api/transactions?" + list.toString(), { cache: "no-store" })).json();
@@ -93,7 +148,7 @@ enum Assets {
                 cell(row, "").appendChild(link);
                 cell(row, transaction.documentSubmissionStatus, "status status-" + transaction.documentSubmissionStatus);
                 const documents = cell(row, "");
-                for (const type of Object.keys(transaction.documentStatus).sort()) {
+                for (const type of Object.keys(transaction.documentStatus).sort(byType)) {
                   const span = document.createElement("span");
                   span.className = "doc doc-" + transaction.documentStatus[type];
                   span.textContent = type + " " + transaction.documentStatus[type];
@@ -101,7 +156,7 @@ enum Assets {
                   documents.appendChild(document.createTextNode(" "));
                 }
                 cell(row, transaction.data);
-                cell(row, transaction.updatedAt);
+                timeCell(row, transaction.updatedAt, Date.parse(transaction.expiresAt) < Date.now());
                 fresh.appendChild(row);
               }
               rows.replaceChildren(fresh);
@@ -110,6 +165,7 @@ enum Assets {
               // The next poll tries again.
             }
           }
+          refresh();
           setInterval(refresh, 3000);
         })();
         """

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import TransactionStore
 
 /// Every response: nothing cached, nothing framed, no script or style but the view's own, nothing sniffed.
@@ -15,10 +16,10 @@ struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch let error as HTTPResponseError {
-            response = try error.response(from: request, context: context)
+            response = ErrorResponse.make(error, path: request.uri.path)
         } catch is StoreError {
             // Without the store's message, which could name a row.
-            response = View.respond("the store cannot be read just now\n", "text/plain; charset=utf-8", status: .serviceUnavailable)
+            response = ErrorResponse.make(.serviceUnavailable, "the store cannot be read just now", path: request.uri.path)
         }
         response.headers[.cacheControl] = "no-store"
         response.headers[.contentSecurityPolicy] = Self.policy
@@ -51,7 +52,7 @@ struct BearerToken<Context: RequestContext>: RouterMiddleware {
         let scheme = header.prefix { $0 != " " }
         let given = scheme.lowercased() == "bearer" ? Array(header.dropFirst(scheme.count).drop { $0 == " " }.utf8) : []
         if !given.isEmpty {
-            if let wait = throttle.wait(client) { return Self.tooMany(wait) }
+            if let wait = throttle.wait(client) { return Self.tooMany(wait, path: path) }
             if Session.same(given, token) {
                 throttle.succeeded(client)
                 return try await next(request, context)
@@ -66,14 +67,13 @@ struct BearerToken<Context: RequestContext>: RouterMiddleware {
             response.headers[.location] = "/login"
             return response
         }
-        var response = Response(status: .unauthorized, body: .init(byteBuffer: ByteBuffer(string: "a bearer token is required\n")))
+        var response = ErrorResponse.make(.unauthorized, "a bearer token is required", path: path)
         response.headers[.wwwAuthenticate] = "Bearer"
-        response.headers[.contentType] = "text/plain; charset=utf-8"
         return response
     }
 
-    static func tooMany(_ wait: Duration) -> Response {
-        var response = View.respond("too many wrong tokens: try again later\n", "text/plain; charset=utf-8", status: .tooManyRequests)
+    static func tooMany(_ wait: Duration, path: String) -> Response {
+        var response = ErrorResponse.make(.tooManyRequests, "too many wrong tokens: try again later", path: path)
         response.headers[.retryAfter] = String(SignInThrottle.seconds(wait))
         return response
     }
@@ -158,7 +158,7 @@ enum Session {
                 <form method="post" action="/login"><label>Token <input type="password" name="token" autocomplete="current-password" required></label>
                 <button type="submit">Sign in</button></form>
                 """
-        return View.respond(Pages.layout(title: "Sign in · verify-pipeline", body: body), View.html, status: status)
+        return View.respond(Pages.layout(title: "Sign in · verify-pipeline", body: body, signOut: false), View.html, status: status)
     }
 }
 
@@ -171,11 +171,7 @@ struct LoopbackHost<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let authority = request.head.authority ?? ""
         guard Self.namesThisMachine(authority, bindHost: bindHost) else {
-            var response = Response(
-                status: .misdirectedRequest,
-                body: .init(byteBuffer: ByteBuffer(string: "this server answers only to localhost or a loopback address\n")))
-            response.headers[.contentType] = "text/plain; charset=utf-8"
-            return response
+            return ErrorResponse.make(.misdirectedRequest, "this server answers only to localhost or a loopback address", path: request.uri.path)
         }
         return try await next(request, context)
     }
@@ -190,5 +186,35 @@ struct LoopbackHost<Context: RequestContext>: RouterMiddleware {
         }
         let name = host.lowercased()
         return name == "localhost" || name == bindHost.lowercased() || BindAddress.isLoopbackLiteral(name)
+    }
+}
+
+/// The request log, at info: method, the route matched (its template, `/transactions/{id}`, never the id), the status
+/// and the time taken. Never a path's values, a query or a header.
+struct RequestLog<Context: RequestContext>: RouterMiddleware {
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        do {
+            let response = try await next(request, context)
+            log(request, context, status: response.status.code, since: start)
+            return response
+        } catch {
+            log(request, context, status: (error as? any HTTPResponseError)?.status.code ?? 500, since: start)
+            throw error
+        }
+    }
+
+    func log(_ request: Request, _ context: Context, status: Int, since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
+        let route = context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "unmatched"
+        logger.info(
+            "request",
+            metadata: [
+                "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(status)",
+                "duration_ms": "\(String(format: "%.1f", milliseconds))"
+            ])
     }
 }

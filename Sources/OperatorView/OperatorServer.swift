@@ -60,6 +60,7 @@ extension OperatorServer {
             throw OperatorViewError("binding \(bind) (not loopback) needs a bearer token: name the variable holding it with --token-env")
         }
         let router = Router(context: OperatorContext.self)
+        router.add(middleware: RequestLog(logger: logger))
         router.add(middleware: SecurityHeaders())
         if let token {
             let token = Array(token.utf8)
@@ -69,7 +70,7 @@ extension OperatorServer {
         }
         let view: View
         do {
-            view = View(store: store, pages: try Pages(), readiness: ReadinessProbe(store: store, logger: logger))
+            view = View(store: store, pages: try Pages(signOut: token != nil), readiness: ReadinessProbe(store: store, logger: logger))
         } catch {
             throw OperatorViewError("the page templates do not parse: \(error)")
         }
@@ -132,9 +133,9 @@ struct View: Sendable {
                 state: query.state, search: query.search, limit: query.limit, reviews: try await store.reviewCounts())
             return Self.respond(html, Self.html)
         }
-        router.get("/transactions/{id}") { _, context in
+        router.get("/transactions/{id}") { request, context in
             guard let id = try Self.id(context), let report = try await store.report(id: id) else {
-                return Self.respond("<!doctype html><title>Not found</title><p>No such transaction.</p>\n", Self.html, status: .notFound)
+                return ErrorResponse.make(.notFound, "no such transaction", path: request.uri.path)
             }
             return Self.respond(pages.transaction(report), Self.html)
         }
@@ -146,9 +147,9 @@ struct View: Sendable {
             let body = "{\"next\":\(next),\"transactions\":[" + page.transactions.map(StatusJSON.summary).joined(separator: ",") + "]}\n"
             return Self.respond(body, Self.json)
         }
-        router.get("/api/transactions/{id}") { _, context in
+        router.get("/api/transactions/{id}") { request, context in
             guard let id = try Self.id(context), let report = try await store.report(id: id) else {
-                return Self.respond("{\"error\":\"no such transaction\"}\n", Self.json, status: .notFound)
+                return ErrorResponse.make(.notFound, "no such transaction", path: request.uri.path)
             }
             return Self.respond(StatusJSON.report(report) + "\n", Self.json)
         }
@@ -171,6 +172,7 @@ struct View: Sendable {
             let body = "{\"next\":\(next),\"reviews\":[" + page.entries.map(StatusJSON.review).joined(separator: ",") + "]}\n"
             return Self.respond(body, Self.json)
         }
+        router.get("/api/openapi.json") { _, _ in Self.respond(OpenAPIDocument.json, Self.json) }
         router.get("/assets/view.css") { _, _ in Self.respond(Assets.css, "text/css; charset=utf-8") }
         // Answered by the token's middleware (`Session`): routes only so that the router takes them.
         router.get("/login") { _, _ in Session.page(status: .ok, message: nil) }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Mustache
 import TransactionStore
 import TransactionViews
@@ -13,17 +14,19 @@ struct Pages: Sendable {
     let transaction: MustacheTemplate
     let reviews: MustacheTemplate
 
-    init() throws {
-        dashboard = try MustacheTemplate(string: Self.layout(title: "verify-pipeline", body: Self.dashboardBody))
-        transaction = try MustacheTemplate(string: Self.layout(title: "Transaction {{id}} · verify-pipeline", body: Self.transactionBody))
-        reviews = try MustacheTemplate(string: Self.layout(title: "Review queue · verify-pipeline", body: Self.reviewsBody))
+    /// `signOut`: the header carries a sign-out button (a server with a token, whose browsers hold sessions).
+    init(signOut: Bool = false) throws {
+        dashboard = try MustacheTemplate(string: Self.layout(title: "verify-pipeline", body: Self.dashboardBody, signOut: signOut))
+        transaction = try MustacheTemplate(
+            string: Self.layout(title: "Transaction {{id}} · verify-pipeline", body: Self.transactionBody, signOut: signOut))
+        reviews = try MustacheTemplate(string: Self.layout(title: "Review queue · verify-pipeline", body: Self.reviewsBody, signOut: signOut))
     }
 
     /// `/`: counts by status, documents per minute, open reviews and failed documents by code, the latest
     /// transactions (filtered, searched).
     func dashboard(
         _ overview: StoreOverview, perMinute: Double, page: TransactionPage, state: DocumentSubmissionStatus?,
-        search: String?, limit: Int, reviews: ReviewCounts
+        search: String?, limit: Int, reviews: ReviewCounts, now: Date = Date()
     ) -> String {
         let total = overview.transactions.values.reduce(0, +)
         let counts = DocumentSubmissionStatus.allCases.map { status -> [String: Any] in
@@ -35,7 +38,7 @@ struct Pages: Sendable {
         // A key left out is false to Mustache; an empty string is not.
         var context: [String: Any] = [
             "total": total, "counts": counts, "perMinute": String(format: "%.1f", perMinute), "states": states,
-            "search": search ?? "", "rows": page.transactions.map(Self.row), "empty": page.transactions.isEmpty, "limit": limit
+            "search": search ?? "", "rows": page.transactions.map { Self.row($0, now: now) }, "empty": page.transactions.isEmpty, "limit": limit
         ]
         if let next = page.next { context["next"] = Self.query(state: state, search: search, after: next) }
         context["reviewsOpen"] = reviews.open.values.reduce(0, +)
@@ -72,18 +75,18 @@ struct Pages: Sendable {
         }
         let history = report.history.map { step -> [String: Any] in
             [
-                "at": Timestamp.string(step.at), "subject": step.documentType?.rawValue ?? "transaction", "from": step.from, "to": step.to,
+                "at": Self.time(step.at, now: now), "subject": step.documentType?.rawValue ?? "transaction", "from": step.from, "to": step.to,
                 "reason": step.reason.escapingControls, "isTransaction": step.documentType == nil
             ]
         }
         var context: [String: Any] = [
             "id": transaction.id.escapingControls, "status": transaction.state.submissionStatus.rawValue,
-            "created": Timestamp.string(transaction.createdAt), "updated": Timestamp.string(transaction.updatedAt),
-            "expires": Timestamp.string(transaction.expiresAt), "expired": now > transaction.expiresAt,
+            "created": Self.time(transaction.createdAt, now: now), "updated": Self.time(transaction.updatedAt, now: now),
+            "expires": Self.time(transaction.expiresAt, now: now), "expired": now > transaction.expiresAt,
             "data": report.data.rawValue, "documents": documents, "history": history,
             "reviews": report.reviews.map { Self.reviewRow($0, now: now) }, "anyReviews": !report.reviews.isEmpty
         ]
-        if let purged = transaction.purgedAt { context["purged"] = Timestamp.string(purged) }
+        if let purged = transaction.purgedAt { context["purged"] = Self.time(purged, now: now) }
         return self.transaction.render(context)
     }
 
@@ -109,16 +112,16 @@ struct Pages: Sendable {
         var row: [String: Any] = [
             "id": entry.id, "type": entry.documentType?.rawValue ?? "-", "state": entry.state.rawValue, "kind": entry.kind.rawValue,
             "code": entry.code.escapingControls, "field": (entry.field ?? "-").escapingControls, "message": entry.message.escapingControls,
-            "source": entry.source.escapingControls, "attempt": entry.attempt, "failed": Timestamp.string(entry.failedAt),
+            "source": entry.source.escapingControls, "attempt": entry.attempt, "failed": time(entry.failedAt, now: now),
             "age": Age.text(now.timeIntervalSince(entry.failedAt)), "inputs": entry.inputs.rawValue,
-            "expires": entry.expiresAt.map(Timestamp.string) ?? "-"
+            "expires": entry.expiresAt.map { time($0, now: now) } ?? ["iso": "", "human": "-"]
         ]
         if let id = entry.transactionId {
             row["transaction"] = id.escapingControls
             row["href"] = href(id)
         }
         if let resolved = entry.resolvedAt {
-            row["resolved"] = Timestamp.string(resolved)
+            row["resolved"] = time(resolved, now: now)
             if let by = entry.resolvedBy { row["resolvedBy"] = by.escapingControls }
             if let resolution = entry.resolution { row["resolution"] = resolution.escapingControls }
         }
@@ -137,12 +140,43 @@ struct Pages: Sendable {
         return "/review" + (components.string ?? "")
     }
 
-    static func row(_ summary: TransactionSummary) -> [String: Any] {
+    /// A transaction list's row; its document badges in `DocumentType`'s order (the script keeps the same).
+    static func row(_ summary: TransactionSummary, now: Date) -> [String: Any] {
         [
             "id": summary.id.escapingControls, "href": href(summary.id), "status": summary.status.rawValue, "data": summary.data.rawValue,
-            "updated": Timestamp.string(summary.updatedAt),
+            "updated": time(summary.updatedAt, now: now), "expired": now > summary.expiresAt,
             "documents": summary.documents.keys.sorted().map { ["type": $0.rawValue, "status": summary.documents[$0]!.rawValue] }
         ]
+    }
+
+    /// A time as the pages show it: how long ago (or how soon) in words, the exact time on hover (`title`) and in
+    /// `datetime`; a time over a day away as its date and minute, UTC.
+    static func time(_ date: Date, now: Date) -> [String: String] {
+        let iso = Timestamp.string(date)
+        let seconds = now.timeIntervalSince(date)
+        let human: String
+        if abs(seconds) < 86_400 {
+            human = seconds >= 0 ? Age.text(seconds) + " ago" : "in " + Age.text(-seconds)
+        } else {
+            human = date.formatted(
+                Date.VerbatimFormatStyle(
+                    format:
+                        "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits) UTC",
+                    timeZone: .gmt, calendar: Calendar(identifier: .gregorian)))
+        }
+        return ["iso": iso, "human": human]
+    }
+
+    /// An error page in the pages' layout: the status, the server's sentence, the way back.
+    static func errorPage(status: HTTPResponse.Status, message: String) -> String {
+        let body = """
+            <section class="error-page">
+              <h1><span class="code">\(status.code)</span> \(status.reasonPhrase.htmlEscaped)</h1>
+              <p>\(message.htmlEscaped)</p>
+              <p><a href="/">Back to the dashboard</a></p>
+            </section>
+            """
+        return layout(title: "\(status.code) \(status.reasonPhrase.htmlEscaped) · verify-pipeline", body: body, signOut: false)
     }
 
     /// A transaction page's path: the id percent-encoded as one path segment.
@@ -162,26 +196,28 @@ struct Pages: Sendable {
         return "/" + (components.string ?? "")
     }
 
-    static func layout(title: String, body: String) -> String {
-        """
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(title)</title>
-        <link rel="stylesheet" href="/assets/view.css">
-        <script src="/assets/view.js" defer></script>
-        </head>
-        <body>
-        <header><a href="/" class="brand">verify-pipeline</a><span class="tag">operator's view</span></header>
-        <main>
-        \(body)
-        </main>
-        </body>
-        </html>
+    static func layout(title: String, body: String, signOut: Bool) -> String {
+        let signOutForm =
+            signOut ? "<form class=\"signout\" method=\"post\" action=\"/logout\"><button type=\"submit\">Sign out</button></form>" : ""
+        return """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(title)</title>
+            <link rel="stylesheet" href="/assets/view.css">
+            <script src="/assets/view.js" defer></script>
+            </head>
+            <body>
+            <header><a href="/" class="brand">verify-pipeline</a><span class="tag">operator's view</span><nav><a href="/">Transactions</a><a href="/review">Review queue</a></nav>\(signOutForm)</header>
+            <main>
+            \(body)
+            </main>
+            </body>
+            </html>
 
-        """
+            """
     }
 
     static let dashboardBody = """
@@ -192,6 +228,11 @@ struct Pages: Sendable {
           <div class="count rate"><span class="label">documents / minute</span><span class="value" id="per-minute">{{perMinute}}</span></div>
           <div class="count reviews"><span class="label"><a href="/review">open reviews</a></span><span class="value" id="reviews-open">{{reviewsOpen}}</span></div>
         </section>
+        <figure class="chart">
+          <figcaption>Documents collected per minute (10-minute average), since this page opened</figcaption>
+          <svg id="throughput" viewBox="0 0 600 90" preserveAspectRatio="none" role="img" aria-label="documents per minute"><polyline id="throughput-line" points="" fill="none" stroke="#2156c9" stroke-width="2"/></svg>
+          <span class="chart-scale" id="throughput-scale">{{perMinute}} / min</span>
+        </figure>
         {{#anyFailures}}<table class="failures">
           <thead><tr><th>Failed documents by code</th><th>Failed (attempts)</th><th>Open reviews</th></tr></thead>
           <tbody>
@@ -207,7 +248,7 @@ struct Pages: Sendable {
         <table class="transactions">
           <thead><tr><th>Transaction</th><th>Status</th><th>Documents</th><th>Data</th><th>Updated</th></tr></thead>
           <tbody id="rows" data-limit="{{limit}}">
-          {{#rows}}<tr><td><a href="{{href}}">{{id}}</a></td><td><span class="status status-{{status}}">{{status}}</span></td><td>{{#documents}}<span class="doc doc-{{status}}">{{type}} {{status}}</span> {{/documents}}</td><td>{{data}}</td><td><time>{{updated}}</time></td></tr>
+          {{#rows}}<tr><td><a href="{{href}}">{{id}}</a></td><td><span class="status status-{{status}}">{{status}}</span></td><td>{{#documents}}<span class="doc doc-{{status}}">{{type}} {{status}}</span> {{/documents}}</td><td>{{data}}</td><td><time datetime="{{updated.iso}}" title="{{updated.iso}}">{{updated.human}}</time>{{#expired}} <span class="badge expired">expired</span>{{/expired}}</td></tr>
           {{/rows}}
           </tbody>
         </table>
@@ -216,12 +257,12 @@ struct Pages: Sendable {
         """
 
     static let transactionBody = """
-        <h1>Transaction <span class="id">{{id}}</span> <span class="status status-{{status}}">{{status}}</span></h1>
+        <h1>Transaction <span class="id">{{id}}</span> <span class="status status-{{status}}">{{status}}</span>{{#expired}} <span class="badge expired">expired</span>{{/expired}}</h1>
         <dl class="times">
-          <dt>created</dt><dd><time>{{created}}</time></dd>
-          <dt>updated</dt><dd><time>{{updated}}</time></dd>
-          <dt>expires</dt><dd><time>{{expires}}</time>{{#expired}} (expired){{/expired}}</dd>
-          <dt>data</dt><dd>{{data}}{{#purged}} at <time>{{purged}}</time>{{/purged}}</dd>
+          <dt>created</dt><dd><time datetime="{{created.iso}}" title="{{created.iso}}">{{created.human}}</time></dd>
+          <dt>updated</dt><dd><time datetime="{{updated.iso}}" title="{{updated.iso}}">{{updated.human}}</time></dd>
+          <dt>expires</dt><dd><time datetime="{{expires.iso}}" title="{{expires.iso}}">{{expires.human}}</time>{{#expired}} <span class="badge expired">expired</span>{{/expired}}</dd>
+          <dt>data</dt><dd>{{data}}{{#purged}} at <time datetime="{{purged.iso}}" title="{{purged.iso}}">{{purged.human}}</time>{{/purged}}</dd>
         </dl>
         <h2>Documents</h2>
         <table class="documents">
@@ -235,13 +276,13 @@ struct Pages: Sendable {
         <table class="reviews">
           <thead><tr><th>Review</th><th>Type</th><th>State</th><th>Code</th><th>Field</th><th>Reason</th><th>Attempt</th><th>Failed</th><th>Inputs</th></tr></thead>
           <tbody>
-          {{#reviews}}<tr><td>{{id}}</td><td>{{type}}</td><td><span class="review review-{{state}}">{{state}}</span>{{#resolved}} <time>{{resolved}}</time>{{/resolved}}{{#resolvedBy}} by {{resolvedBy}}{{/resolvedBy}}{{#resolution}} ({{resolution}}){{/resolution}}</td><td>{{code}}</td><td>{{field}}</td><td>{{message}}</td><td>{{attempt}}</td><td><time>{{failed}}</time></td><td>{{inputs}}</td></tr>
+          {{#reviews}}<tr><td>{{id}}</td><td>{{type}}</td><td><span class="review review-{{state}}">{{state}}</span>{{#resolved}} <time datetime="{{resolved.iso}}" title="{{resolved.iso}}">{{resolved.human}}</time>{{/resolved}}{{#resolvedBy}} by {{resolvedBy}}{{/resolvedBy}}{{#resolution}} ({{resolution}}){{/resolution}}</td><td>{{code}}</td><td>{{field}}</td><td>{{message}}</td><td>{{attempt}}</td><td><time datetime="{{failed.iso}}" title="{{failed.iso}}">{{failed.human}}</time></td><td>{{inputs}}</td></tr>
           {{/reviews}}
           </tbody>
         </table>{{/anyReviews}}
         <h2>History</h2>
         <ol class="timeline">
-          {{#history}}<li class="{{#isTransaction}}transaction{{/isTransaction}}"><time>{{at}}</time> <strong>{{subject}}</strong> {{from}} → {{to}} <span class="reason">{{reason}}</span></li>
+          {{#history}}<li class="{{#isTransaction}}transaction{{/isTransaction}}"><time datetime="{{at.iso}}" title="{{at.iso}}">{{at.human}}</time> <strong>{{subject}}</strong> {{from}} → {{to}} <span class="reason">{{reason}}</span></li>
           {{/history}}
         </ol>
         """
@@ -256,11 +297,30 @@ struct Pages: Sendable {
         <table class="reviews">
           <thead><tr><th>Id</th><th>Transaction</th><th>Type</th><th>State</th><th>Code</th><th>Field</th><th>Reason</th><th>Age</th><th>Expires</th></tr></thead>
           <tbody id="reviews">
-          {{#rows}}<tr><td>{{id}}</td><td>{{#href}}<a href="{{href}}">{{transaction}}</a>{{/href}}{{^href}}unattached{{/href}}</td><td>{{type}}</td><td><span class="review review-{{state}}">{{state}}</span></td><td>{{code}}</td><td>{{field}}</td><td>{{message}}</td><td>{{age}}</td><td><time>{{expires}}</time></td></tr>
+          {{#rows}}<tr><td>{{id}}</td><td>{{#href}}<a href="{{href}}">{{transaction}}</a>{{/href}}{{^href}}unattached{{/href}}</td><td>{{type}}</td><td><span class="review review-{{state}}">{{state}}</span></td><td>{{code}}</td><td>{{field}}</td><td>{{message}}</td><td>{{age}}</td><td><time datetime="{{expires.iso}}" title="{{expires.iso}}">{{expires.human}}</time></td></tr>
           {{/rows}}
           </tbody>
         </table>
         {{#empty}}<p class="empty">No reviews.</p>{{/empty}}
         <p>{{#first}}<a class="more" href="{{first}}">← First page</a> {{/first}}{{#next}}<a class="more" href="{{next}}">Next →</a>{{/next}}</p>
         """
+}
+
+extension String {
+    /// The text as HTML character data: `& < > " '` escaped.
+    var htmlEscaped: String {
+        var escaped = ""
+        escaped.reserveCapacity(utf8.count)
+        for character in self {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
 }

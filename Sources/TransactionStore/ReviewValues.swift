@@ -19,7 +19,7 @@ package enum ReviewState: String, Sendable, Codable, CaseIterable {
 }
 
 /// What failed, which decides what an operator may do.
-package enum ReviewKind: String, Sendable, Codable {
+package enum ReviewKind: String, Sendable, Codable, CaseIterable {
     /// The document could not be read or did not meet the rules: its inputs can be read again, or fields entered.
     case capture
     /// Its submission failed: it can be sent again under its idempotency key.
@@ -30,7 +30,7 @@ package enum ReviewKind: String, Sendable, Codable {
 }
 
 /// What the store keeps of a failed document's inputs.
-package enum ReviewInputs: String, Sendable, Codable {
+package enum ReviewInputs: String, Sendable, Codable, CaseIterable {
     case kept
     /// Nothing to keep (an unattached failure), or nothing was given.
     case none

@@ -175,7 +175,7 @@ package enum StoreSealing: Sendable {
 }
 
 /// Whether a transaction's identity data is in the store, and how (`status` shows it).
-package enum DataState: String, Sendable, Codable {
+package enum DataState: String, Sendable, Codable, CaseIterable {
     /// In clear: the store is not encrypted.
     case present
     case sealed

@@ -12,10 +12,7 @@ struct ConfigurationOptions: ParsableArguments {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(
-        help: ArgumentHelp(
-            "Log level on stderr: trace, debug, info, notice, warning, error, critical. Logs never hold document data.", valueName: "level"))
-    var logLevel: Logger.Level = .warning
+    @OptionGroup var log: LogOptions
 
     @Option(
         name: .customLong("allow-path"),
@@ -59,11 +56,7 @@ struct ConfigurationOptions: ParsableArguments {
         }
     }
 
-    func makeLogger() -> Logger {
-        var logger = Logger(label: "verify-pipeline")
-        logger.logLevel = logLevel
-        return logger
-    }
+    func makeLogger() -> Logger { log.makeLogger() }
 
     /// How the command opens the store: sealing what it writes unless the pipeline turns encryption off (an encrypted
     /// store then still opens with its key). The key comes from the variable the pipeline names, never from the file.

@@ -19,6 +19,8 @@ extension VerifyPipeline {
         @Option(help: ArgumentHelp("Cores to size the stages for (default: the cores this process may use).", valueName: "n"))
         var jobs: Int?
 
+        @OptionGroup var log: LogOptions
+
         func validate() throws {
             guard (jobs ?? 1) >= 1, (jobs ?? 1) <= 1024 else { throw ValidationError("--jobs must be from 1 to 1024") }
         }

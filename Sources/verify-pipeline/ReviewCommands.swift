@@ -27,9 +27,18 @@ struct ReviewTarget: ParsableArguments {
     @Argument(help: "The document type (GOVERNMENT_ID, SELFIE, EMAIL, PHONE, VOICE).") var type: String?
     @Option(help: ArgumentHelp("The review's id, as `review list` shows it.", valueName: "n")) var id: Int64?
 
+    /// Nothing named: the command decides (`replay --all` names no review; the others require one: `required()`).
+    var isEmpty: Bool { transaction == nil && type == nil && id == nil }
+
     func validate() throws {
-        guard (transaction != nil && type != nil) != (id != nil) else { throw ValidationError("name TRANSACTION TYPE, or --id N") }
+        if !isEmpty { guard (transaction != nil && type != nil) != (id != nil) else { throw Self.usage } }
         if let type, DocumentType(rawValue: type) == nil { throw ValidationError("'\(type)' is not a document type") }
+    }
+
+    static let usage = ValidationError("name TRANSACTION TYPE, or --id N")
+
+    func required() throws {
+        if isEmpty { throw Self.usage }
     }
 
     func entry(_ store: TransactionStore) async throws -> ReviewEntry {
@@ -79,6 +88,8 @@ extension VerifyPipeline.Review {
         @Flag(help: "One JSON object per review.") var json = false
         @OptionGroup var store: StoreOptions
 
+        @OptionGroup var log: LogOptions
+
         func run() async throws {
             var states: Set<ReviewState>? = [.open]
             if all { states = nil }
@@ -117,6 +128,10 @@ extension VerifyPipeline.Review {
         @OptionGroup var operatorOption: OperatorOption
         @OptionGroup var store: StoreOptions
 
+        @OptionGroup var log: LogOptions
+
+        func validate() throws { try target.required() }
+
         func run() async throws {
             let name = try operatorOption.resolved(), target = target, out = out
             do {
@@ -150,6 +165,8 @@ extension VerifyPipeline.Review {
         @Option(help: ArgumentHelp("The operator's fields (JSON).", valueName: "file")) var fields: String
         @OptionGroup var operatorOption: OperatorOption
         @OptionGroup var options: ConfigurationOptions
+
+        func validate() throws { try target.required() }
 
         func run() async throws {
             let name = try operatorOption.resolved()
@@ -207,7 +224,11 @@ extension VerifyPipeline.Review {
         @OptionGroup var options: ConfigurationOptions
 
         func validate() throws {
-            if all { guard target.transaction == nil, target.id == nil else { throw ValidationError("--all names no review") } }
+            if all {
+                guard target.isEmpty else { throw ValidationError("--all names no review") }
+            } else {
+                try target.required()
+            }
         }
 
         func run() async throws {
@@ -232,6 +253,7 @@ extension VerifyPipeline.Review {
         @OptionGroup var options: ConfigurationOptions
 
         func validate() throws {
+            try target.required()
             guard RejectReason(rawValue: reason) != nil else {
                 throw ValidationError("--reason must be one of \(RejectReason.allCases.map(\.rawValue).joined(separator: ", "))")
             }

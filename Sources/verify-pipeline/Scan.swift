@@ -38,6 +38,8 @@ extension VerifyPipeline {
         @Option(help: "Refuse images declaring more pixels than this (decompression bombs).")
         var maxPixels: Int = 100_000_000
 
+        @OptionGroup var log: LogOptions
+
         func validate() throws {
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
             guard !(json && raw) else { throw ValidationError("--json and --raw are two formats: give one") }

@@ -99,8 +99,7 @@ extension VerifyPipeline {
 
         @OptionGroup var store: StoreOptions
 
-        @Option(help: ArgumentHelp("Log level on stderr.", valueName: "level"))
-        var logLevel: Logger.Level = .warning
+        @OptionGroup var log: LogOptions
 
         func validate() throws {
             _ = try listen.address(bind, option: "--bind")
@@ -109,9 +108,7 @@ extension VerifyPipeline {
 
         func run() async throws {
             let address = try listen.address(bind, option: "--bind"), token = try listen.token(storeKeyVariable: store.keyEnv)
-            var serveLogger = Logger(label: "verify-pipeline.serve")
-            serveLogger.logLevel = logLevel
-            let logger = serveLogger
+            let logger = log.makeLogger(label: "verify-pipeline.serve")
             let location = try store.location()
             let application = OperatorApplication(
                 store: location, encryption: try store.anyStore(), bind: address, token: token, limits: listen.limits, logger: logger

@@ -49,6 +49,8 @@ extension VerifyPipeline {
 
         @OptionGroup var store: StoreOptions
 
+        @OptionGroup var log: LogOptions
+
         /// How many transactions the text list shows when `--limit` is not given: a screenful or two.
         static let textLimit = 50
 

@@ -35,6 +35,8 @@ extension VerifyPipeline.StoreCommand {
 
         @OptionGroup var store: StoreOptions
 
+        @OptionGroup var log: LogOptions
+
         func run() async throws {
             let configuration = try ConfigurationOptions.load(pipeline), dryRun = dryRun
             let retention = configuration.retention, age = configuration.review.inputsMaxAge
@@ -70,6 +72,8 @@ extension VerifyPipeline.StoreCommand {
         )
 
         @OptionGroup var store: StoreOptions
+
+        @OptionGroup var log: LogOptions
 
         func run() async throws {
             guard let key = try store.key() else {
@@ -109,6 +113,8 @@ extension VerifyPipeline.StoreCommand {
         var newKeyEnv: String
 
         @OptionGroup var store: StoreOptions
+
+        @OptionGroup var log: LogOptions
 
         func run() async throws {
             let newKey: KeyEncryptionKey?

@@ -24,12 +24,12 @@ struct VerifyPipeline: AsyncParsableCommand {
         // exit 2, instead of a signal that kills the process mid-line.
         signal(SIGXFSZ, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
-        // The one place logging is set up: libraries only take the Logger they are given.
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
-        // Likewise metrics: the pipeline's counters, timers and gauges go to the registry /metrics writes out.
+        // Metrics are set up once: the pipeline's counters, timers and gauges go to the registry /metrics writes out.
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: OperatorMetrics.registry))
         do {
             var command = try parseAsRoot()
+            // Logging, once the command line says which format: libraries only take the Logger they are given.
+            LogOptions.bootstrap((command as? any LoggingCommand)?.log.logFormat ?? .text)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

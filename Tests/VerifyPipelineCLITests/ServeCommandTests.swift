@@ -256,7 +256,7 @@ struct ServeCommandTests {
         // /metrics: the store's open reviews and failed documents by code.
         #expect(samples["verify_reviews_open"] == 3, "\(metrics.body)")
         #expect(samples[#"verify_reviews_open_by_code{code="documentCaptureError"}"#] == 2)
-        #expect(samples[#"verify_failed_documents{code="documentSubmissionTimeoutError"}"#] == 1)
+        #expect(samples[#"verify_store_failed_documents_total{code="documentSubmissionTimeoutError"}"#] == 1)
         #expect(metrics.body.components(separatedBy: "# TYPE verify_reviews_open gauge").count == 2)
 
         // No page or answer shows a document value.
@@ -605,7 +605,12 @@ struct ServeCommandTests {
         for _ in 0..<3 { #expect(await stream.nextLine() != nil) }
         let port = try await announcedPort(stream)
         let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
-        let samples = prometheusSamples(String(decoding: data, as: UTF8.self))
+        let text = String(decoding: data, as: UTF8.self)
+        let samples = prometheusSamples(text)
+        // Every family a running pipeline made has its help text (swift-metrics gives none: /metrics adds it).
+        let families = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) }
+        #expect(families.count >= 8 && families.contains("verify_stage_duration_seconds"), "\(families)")
+        for family in families { #expect(text.contains("# HELP \(family) "), "\(family) has no HELP:\n\(text)") }
         let documents = samples.filter { $0.key.hasPrefix("verify_documents_total{") }
         #expect(documents.values.reduce(0, +) == 3, "\(documents)")
         #expect(documents.filter { $0.key.contains(#"outcome="failed""#) }.values.reduce(0, +) == 1)
