@@ -52,7 +52,8 @@ enum Assets {
         time[title] { cursor: help; border-bottom: 1px dotted var(--line); }
         .chart { margin: 0 0 18px; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; position: relative; }
         .chart figcaption { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; margin-bottom: 6px; }
-        .chart svg { width: 100%; height: 90px; display: block; background: linear-gradient(#fff 49%, var(--line) 50%, #fff 51%); }
+        .chart svg { width: 100%; height: 90px; display: block; border-bottom: 1px solid var(--line); }
+        .chart rect { fill: var(--accent); opacity: .85; }
         .chart-scale { position: absolute; top: 10px; right: 14px; color: var(--muted); font-size: 12px; }
         .error-page { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 24px 28px; max-width: 640px; }
         .error-page h1 { margin-top: 0; } .error-page .code { color: #8a1c17; font-family: ui-monospace, monospace; }
@@ -102,19 +103,25 @@ enum Assets {
               td.appendChild(document.createTextNode(" ")); td.appendChild(badge);
             }
           }
-          // The throughput chart: the 10-minute rate at each poll since the page opened, newest on the right.
-          const samples = [];
-          function draw(rate) {
-            samples.push(rate);
-            if (samples.length > 200) samples.shift();
-            const line = document.getElementById("throughput-line");
-            if (!line) return;
-            const top = Math.max(1, ...samples);
-            const step = 600 / 199;
-            const start = 600 - (samples.length - 1) * step;
-            line.setAttribute("points", samples.map((v, i) => (start + i * step).toFixed(1) + "," + (88 - (v / top) * 84).toFixed(1)).join(" "));
+          // The throughput chart: a bar a minute for the last hour, redrawn from each poll, as the server draws it.
+          function draw(counts) {
+            const svg = document.getElementById("throughput");
+            if (!svg || !Array.isArray(counts) || counts.length === 0) return;
+            const top = Math.max(1, ...counts), width = 600 / counts.length;
+            const bars = document.createDocumentFragment();
+            counts.forEach((count, index) => {
+              const height = count === 0 ? 0 : Math.max(1, Math.round(count / top * 86));
+              const rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+              rect.setAttribute("x", (index * width).toFixed(1)); rect.setAttribute("y", String(90 - height));
+              rect.setAttribute("width", (width * 0.8).toFixed(1)); rect.setAttribute("height", String(height));
+              const title = document.createElementNS("http://www.w3.org/2000/svg", "title");
+              title.textContent = count + " documents, " + (counts.length - 1 - index) + " min ago";
+              rect.appendChild(title);
+              bars.appendChild(rect);
+            });
+            svg.replaceChildren(bars);
             const scale = document.getElementById("throughput-scale");
-            if (scale) scale.textContent = rate.toFixed(1) + " / min (top " + top.toFixed(1) + ")";
+            if (scale) scale.textContent = "busiest minute: " + Math.max(0, ...counts);
           }
           function cell(row, text, className) {
             const td = document.createElement("td");
@@ -135,7 +142,7 @@ enum Assets {
               const totalElement = document.querySelector('[data-count="TOTAL"]');
               if (totalElement) totalElement.textContent = String(total);
               document.getElementById("per-minute").textContent = overview.documentsPerMinute.toFixed(1);
-              draw(overview.documentsPerMinute);
+              draw(overview.collectedPerMinute);
               const reviewsOpen = document.getElementById("reviews-open");
               if (reviewsOpen) reviewsOpen.textContent = String(overview.reviewsOpen);
               const page = await (await fetch("/api/transactions?" + list.toString(), { cache: "no-store" })).json();

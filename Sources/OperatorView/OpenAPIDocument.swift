@@ -50,7 +50,7 @@ enum OpenAPIDocument {
             "/api/overview": {
               "get": {
                 "operationId": "getOverview",
-                "summary": "Transactions by status, documents per minute over the last ten minutes, open reviews.",
+                "summary": "Transactions by status, documents per minute over the last ten minutes and in each of the last hour's minutes, open reviews.",
                 "responses": {
                   "200": { "description": "The counts.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Overview" } } } },
                   "401": { "$ref": "#/components/responses/Error" },
@@ -193,8 +193,12 @@ enum OpenAPIDocument {
                 }
               },
               "Overview": {
-                "type": "object", "additionalProperties": false, "required": ["documentsPerMinute", "reviewsOpen", "transactions"],
+                "type": "object", "additionalProperties": false, "required": ["collectedPerMinute", "documentsPerMinute", "reviewsOpen", "transactions"],
                 "properties": {
+                  "collectedPerMinute": {
+                    "description": "Documents collected in each of the last \(View.chartMinutes) minutes, oldest first.",
+                    "type": "array", "items": { "type": "integer", "minimum": 0 }, "minItems": \(View.chartMinutes), "maxItems": \(View.chartMinutes)
+                  },
                   "documentsPerMinute": { "type": "number", "minimum": 0 },
                   "reviewsOpen": { "type": "integer", "minimum": 0 },
                   "transactions": {

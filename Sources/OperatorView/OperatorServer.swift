@@ -107,6 +107,8 @@ struct View: Sendable {
     static let maximumOffset = 10_000_000
     /// Documents per minute over this window.
     static let rateWindow: TimeInterval = 600
+    /// The throughput chart's minutes (the last hour).
+    static let chartMinutes = 60
 
     func addHealthAndMetrics(to router: Router<OperatorContext>) {
         router.get("/healthz") { _, _ in Self.respond("ok\n", "text/plain; charset=utf-8") }
@@ -128,9 +130,10 @@ struct View: Sendable {
             let now = Date()
             let overview = try await store.overview(collectedSince: now.addingTimeInterval(-Self.rateWindow))
             let page = try await store.transactions(status: query.state, search: query.search, limit: query.limit, after: query.after)
+            let throughput = try await store.collectedPerMinute(minutes: Self.chartMinutes, until: now)
             let html = pages.dashboard(
-                overview, perMinute: Self.perMinute(overview), page: page,
-                state: query.state, search: query.search, limit: query.limit, reviews: try await store.reviewCounts())
+                overview, perMinute: Self.perMinute(overview), throughput: throughput, page: page,
+                state: query.state, search: query.search, limit: query.limit, reviews: try await store.reviewCounts(), now: now)
             return Self.respond(html, Self.html)
         }
         router.get("/transactions/{id}") { request, context in
@@ -154,11 +157,15 @@ struct View: Sendable {
             return Self.respond(StatusJSON.report(report) + "\n", Self.json)
         }
         router.get("/api/overview") { _, _ in
-            let overview = try await store.overview(collectedSince: Date().addingTimeInterval(-Self.rateWindow))
+            let now = Date()
+            let overview = try await store.overview(collectedSince: now.addingTimeInterval(-Self.rateWindow))
+            let throughput = try await store.collectedPerMinute(minutes: Self.chartMinutes, until: now).map(String.init).joined(separator: ",")
             let counts = DocumentSubmissionStatus.allCases.map { "\"\($0.rawValue)\":\(overview.transactions[$0] ?? 0)" }.joined(separator: ",")
             let rate = String(format: "%.2f", Self.perMinute(overview))
             let open = try await store.reviewCounts().open.values.reduce(0, +)
-            return Self.respond("{\"documentsPerMinute\":\(rate),\"reviewsOpen\":\(open),\"transactions\":{\(counts)}}\n", Self.json)
+            return Self.respond(
+                "{\"collectedPerMinute\":[\(throughput)],\"documentsPerMinute\":\(rate),\"reviewsOpen\":\(open),\"transactions\":{\(counts)}}\n",
+                Self.json)
         }
         router.get("/review") { request, _ in
             let query = try Self.reviewQuery(request, defaultLimit: Self.reviewRows, limits: nil)

@@ -25,7 +25,7 @@ struct Pages: Sendable {
     /// `/`: counts by status, documents per minute, open reviews and failed documents by code, the latest
     /// transactions (filtered, searched).
     func dashboard(
-        _ overview: StoreOverview, perMinute: Double, page: TransactionPage, state: DocumentSubmissionStatus?,
+        _ overview: StoreOverview, perMinute: Double, throughput: [Int] = [], page: TransactionPage, state: DocumentSubmissionStatus?,
         search: String?, limit: Int, reviews: ReviewCounts, now: Date = Date()
     ) -> String {
         let total = overview.transactions.values.reduce(0, +)
@@ -41,6 +41,8 @@ struct Pages: Sendable {
             "search": search ?? "", "rows": page.transactions.map { Self.row($0, now: now) }, "empty": page.transactions.isEmpty, "limit": limit
         ]
         if let next = page.next { context["next"] = Self.query(state: state, search: search, after: next) }
+        context["bars"] = Self.bars(throughput)
+        context["chartTop"] = throughput.max() ?? 0
         context["reviewsOpen"] = reviews.open.values.reduce(0, +)
         let codes = Set(reviews.failed.keys).union(reviews.open.keys).sorted()
         if !codes.isEmpty {
@@ -149,6 +151,21 @@ struct Pages: Sendable {
         ]
     }
 
+    /// The throughput chart's bars, oldest first, in a 600×90 box: one a minute, scaled to the busiest minute.
+    static func bars(_ counts: [Int]) -> [[String: Any]] {
+        guard !counts.isEmpty else { return [] }
+        let top = Double(max(1, counts.max() ?? 1))
+        let width = 600.0 / Double(counts.count)
+        return counts.enumerated().map { index, count in
+            let height = count == 0 ? 0 : max(1, (Double(count) / top * 86).rounded())
+            return [
+                "x": String(format: "%.1f", Double(index) * width), "y": String(format: "%.0f", 90 - height),
+                "width": String(format: "%.1f", width * 0.8), "height": String(format: "%.0f", height), "count": count,
+                "ago": counts.count - 1 - index
+            ]
+        }
+    }
+
     /// A time as the pages show it: how long ago (or how soon) in words, the exact time on hover (`title`) and in
     /// `datetime`; a time over a day away as its date and minute, UTC.
     static func time(_ date: Date, now: Date) -> [String: String] {
@@ -229,9 +246,9 @@ struct Pages: Sendable {
           <div class="count reviews"><span class="label"><a href="/review">open reviews</a></span><span class="value" id="reviews-open">{{reviewsOpen}}</span></div>
         </section>
         <figure class="chart">
-          <figcaption>Documents collected per minute (10-minute average), since this page opened</figcaption>
-          <svg id="throughput" viewBox="0 0 600 90" preserveAspectRatio="none" role="img" aria-label="documents per minute"><polyline id="throughput-line" points="" fill="none" stroke="#2156c9" stroke-width="2"/></svg>
-          <span class="chart-scale" id="throughput-scale">{{perMinute}} / min</span>
+          <figcaption>Documents collected per minute, the last hour</figcaption>
+          <svg id="throughput" viewBox="0 0 600 90" preserveAspectRatio="none" role="img" aria-label="documents collected per minute, the last hour">{{#bars}}<rect x="{{x}}" y="{{y}}" width="{{width}}" height="{{height}}"><title>{{count}} documents, {{ago}} min ago</title></rect>{{/bars}}</svg>
+          <span class="chart-scale" id="throughput-scale">busiest minute: {{chartTop}}</span>
         </figure>
         {{#anyFailures}}<table class="failures">
           <thead><tr><th>Failed documents by code</th><th>Failed (attempts)</th><th>Open reviews</th></tr></thead>

@@ -379,6 +379,21 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
+    func collectedByMinute(since: Date) async throws(StoreError) -> [String: Int] {
+        try await database.withConnection { connection in
+            var counts: [String: Int] = [:]
+            for try await (minute, count) in try await connection.query(
+                """
+                SELECT to_char(date_trunc('minute', at AT TIME ZONE 'UTC'), 'YYYY-MM-DD HH24:MI'), count(*)::bigint FROM transitions
+                WHERE at >= \(since) AND to_status = 'COLLECTED' AND document_type IS NOT NULL GROUP BY 1
+                """, logger: self.logger
+            ).decode((String, Int).self) {
+                counts[minute] = count
+            }
+            return counts
+        }
+    }
+
     func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
         try await database.withConnection { connection in
             try await Self.first(

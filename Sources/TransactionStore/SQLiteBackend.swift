@@ -293,6 +293,23 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
+    func collectedByMinute(since: Date) async throws(StoreError) -> [String: Int] {
+        try await read { db in
+            // GRDB keeps dates as `yyyy-MM-dd HH:mm:ss.SSS`, UTC: the first 16 characters are the minute.
+            var counts: [String: Int] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT substr(at, 1, 16), count(*) FROM transitions
+                    WHERE at >= ? AND toStatus = 'COLLECTED' AND documentType IS NOT NULL GROUP BY 1
+                    """, arguments: [since])
+            {
+                counts[try row.value(0)] = try row.value(1)
+            }
+            return counts
+        }
+    }
+
     func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
         try await read { db in
             try Int.fetchOne(

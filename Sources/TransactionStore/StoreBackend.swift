@@ -201,6 +201,8 @@ protocol StoreBackend: Sendable {
         status: DocumentSubmissionStatus?, search: String?, limit: Int, after cursor: TransactionCursor?
     ) async throws(StoreError) -> ([SummaryRow], TransactionCursor?)
     func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview
+    /// Documents collected since `since`, by minute (UTC, `yyyy-MM-dd HH:mm`), from the transitions' time index.
+    func collectedByMinute(since: Date) async throws(StoreError) -> [String: Int]
     func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int
 
     // MARK: Writes

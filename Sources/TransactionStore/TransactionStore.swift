@@ -225,6 +225,19 @@ package final class TransactionStore: Sendable {
         try await backend.overview(collectedSince: since)
     }
 
+    /// Documents collected in each of the last `minutes` whole minutes up to `now`'s, oldest first (the dashboard's
+    /// throughput chart).
+    package func collectedPerMinute(minutes: Int, until now: Date) async throws(StoreError) -> [Int] {
+        let minute = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60)
+        let first = minute.addingTimeInterval(-Double(minutes - 1) * 60)
+        let counts = try await backend.collectedByMinute(since: first)
+        let style = Date.VerbatimFormatStyle(
+            format:
+                "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits)",
+            timeZone: .gmt, calendar: Calendar(identifier: .gregorian))
+        return (0..<minutes).map { counts[first.addingTimeInterval(Double($0) * 60).formatted(style)] ?? 0 }
+    }
+
     /// How many of `ids` are at `status`, in one read however many there are (a run's closing summary).
     package func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
         try await backend.count(of: ids, status: status)

@@ -7,7 +7,9 @@ import TransactionStore
 
 /// Options of every command that reads a pipeline file and writes to the store: `enqueue`, `run`, `stream`, `worker`.
 struct ConfigurationOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The pipeline file (YAML, see Pipelines/); built-in defaults when omitted.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The pipeline file (YAML, see Pipelines/); built-in defaults when omitted.", valueName: "file"),
+        completion: .file(extensions: ["yaml", "yml"]))
     var pipeline: String?
 
     @OptionGroup var store: StoreOptions
@@ -18,7 +20,8 @@ struct ConfigurationOptions: ParsableArguments {
         name: .customLong("allow-path"),
         help: ArgumentHelp(
             "A directory whose image files stream lines may name (frontImagePath, backImagePath, selfiePath); repeat for more. Adds to ingest.allowedPaths.",
-            valueName: "dir"))
+            valueName: "dir"),
+        completion: .directory)
     var allowedPaths: [String] = []
 
     func validate() throws {
@@ -191,7 +194,7 @@ extension VerifyPipeline {
                 """
         )
 
-        @Argument(help: "The batch folder.")
+        @Argument(help: "The batch folder.", completion: .directory)
         var folder: String
 
         @Option(

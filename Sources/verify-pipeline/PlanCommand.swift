@@ -13,7 +13,9 @@ extension VerifyPipeline {
                 """
         )
 
-        @Option(help: ArgumentHelp("The pipeline file (YAML); built-in defaults when omitted.", valueName: "file"))
+        @Option(
+            help: ArgumentHelp("The pipeline file (YAML); built-in defaults when omitted.", valueName: "file"),
+            completion: .file(extensions: ["yaml", "yml"]))
         var pipeline: String?
 
         @Option(help: ArgumentHelp("Cores to size the stages for (default: the cores this process may use).", valueName: "n"))

@@ -17,7 +17,7 @@ extension VerifyPipeline {
                 """
         )
 
-        @Argument(help: "The batch folder, or '-' for NDJSON on stdin.")
+        @Argument(help: "The batch folder, or '-' for NDJSON on stdin.", completion: .directory)
         var input: String
 
         @OptionGroup var options: ConfigurationOptions

@@ -124,7 +124,9 @@ extension VerifyPipeline.Review {
                 "Exported files are outside the store's protection and its retention: delete them when done. The export is recorded in the history.")
 
         @OptionGroup var target: ReviewTarget
-        @Option(help: ArgumentHelp("The folder to create; an existing path (a symlink included) is refused.", valueName: "dir")) var out: String
+        @Option(
+            help: ArgumentHelp("The folder to create; an existing path (a symlink included) is refused.", valueName: "dir"),
+            completion: .directory) var out: String
         @OptionGroup var operatorOption: OperatorOption
         @OptionGroup var store: StoreOptions
 

@@ -18,7 +18,7 @@ extension VerifyPipeline {
                 """
         )
 
-        @Argument(help: "Image files or folders.")
+        @Argument(help: "Image files or folders.", completion: .file(extensions: ["jpg", "jpeg", "png", "webp"]))
         var paths: [String]
 
         @Flag(help: "One JSON object per image (NDJSON) instead of text.")

@@ -27,7 +27,9 @@ extension VerifyPipeline.StoreCommand {
                 """
         )
 
-        @Option(help: ArgumentHelp("The pipeline file whose `retention` section applies.", valueName: "file"))
+        @Option(
+            help: ArgumentHelp("The pipeline file whose `retention` section applies.", valueName: "file"),
+            completion: .file(extensions: ["yaml", "yml"]))
         var pipeline: String?
 
         @Flag(help: "Print what would be purged, and change nothing.")

@@ -248,6 +248,24 @@ struct ServiceConventionTests {
         #expect(Self.exposition("# TYPE a_count counter\na_count 1\n").problems.count == 2)
     }
 
+    @Test("the Grafana dashboard in docs/ asks only for metrics /metrics serves")
+    func grafanaDashboard() async throws {
+        let (store, folder) = try await Self.storeWithReview()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let text = try await MetricsPage(registry: OperatorMetrics.registry, store: store).render()
+        // The store's, the build's and the process's families, and the pipeline's (those a run makes).
+        var served = Set(Self.exposition(text).types.keys).union(MetricsPage.help.keys)
+        for histogram in ["verify_stage_duration_seconds"] { served.formUnion(["_bucket", "_sum", "_count"].map { histogram + $0 }) }
+        let url = Self.packageRoot.appendingPathComponent("docs/grafana/verify-pipeline.json")
+        let dashboard = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let panels = try #require(dashboard["panels"] as? [[String: Any]])
+        let expressions = panels.flatMap { ($0["targets"] as? [[String: Any]] ?? []).compactMap { $0["expr"] as? String } }
+        #expect(expressions.count >= 14)
+        let names = Set(expressions.flatMap { $0.matches(of: #/\b(verify_[a-z0-9_]+|process_[a-z0-9_]+)\b/#).map { String($0.output.1) } })
+        #expect(names.count >= 12, "\(names)")
+        #expect(names.subtracting(served).isEmpty, "not served: \(names.subtracting(served).sorted())")
+    }
+
     /// Log lines a handler was given.
     final class Recorder: LogHandler, @unchecked Sendable {
         let lines = Mutex<[String]>([])

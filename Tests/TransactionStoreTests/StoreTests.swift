@@ -498,3 +498,21 @@ struct StoreTests {
         }
     }
 }
+
+@Suite("The dashboard's throughput, by minute (SQLite and PostgreSQL)")
+struct ThroughputTests {
+    @Test("documents collected a minute, oldest first, in whole UTC minutes", arguments: StoreKind.allCases)
+    func collectedPerMinute(_ kind: StoreKind) async throws {
+        try await kind.withFreshStore { store, _ in
+            for id in ["t1", "t2", "t3"] { _ = try await store.openTransaction(newTransaction(id)) }
+            // t0 is a whole minute: three documents in its minute, one two minutes later.
+            _ = try await store.collect(document("d1", "t1", .governmentId), at: t0.addingTimeInterval(10))
+            _ = try await store.collect(document("d2", "t2", .governmentId), at: t0.addingTimeInterval(20))
+            _ = try await store.collect(document("d3", "t3", .governmentId), at: t0.addingTimeInterval(59.9))
+            _ = try await store.collect(document("d4", "t1", .selfie), at: t0.addingTimeInterval(130))
+            #expect(try await store.collectedPerMinute(minutes: 4, until: t0.addingTimeInterval(150)) == [0, 3, 0, 1])
+            #expect(try await store.collectedPerMinute(minutes: 2, until: t0.addingTimeInterval(150)) == [0, 1])
+            #expect(try await store.collectedPerMinute(minutes: 3, until: t0.addingTimeInterval(60)) == [0, 3, 0])
+        }
+    }
+}

@@ -533,15 +533,39 @@ struct ServeCommandTests {
         let page = try await Self.chromium(["--dump-dom", serve.base.absoluteString + "/transactions/txn-batch-004"])
         #expect(page.output.contains("txn-batch-004") && page.output.contains("PROCESS → COMPLETED") && page.output.contains("GOVERNMENT_ID"))
         #expect(values.filter { shows(dashboard.output, $0) || shows(page.output, $0) }.isEmpty)
-        // Screenshots of both (scripts/screenshots keeps them for the README).
+        // After the script's polls: badges in the server's order (DocumentType's), times in words with the exact one
+        // on hover, the throughput chart drawn.
+        #expect(
+            dashboard.output.contains(
+                #"GOVERNMENT_ID PROCESSED</span> <span class="doc doc-PROCESSED">SELFIE PROCESSED</span> <span class="doc doc-PROCESSED">EMAIL PROCESSED"#
+            ), "badge order after a refresh")
+        #expect(dashboard.output.contains(#"ago</time>"#) && dashboard.output.contains(#"<time datetime="20"#))
+        // The chart: a bar a minute for the last hour, the sample's 12 collected documents in the last minute or two.
+        let chart = try #require(dashboard.output.firstMatch(of: #/<svg id="throughput"[^>]*>(.*?)</svg>/#)).output.1
+        #expect(chart.components(separatedBy: "<rect").count - 1 == 60, "\(chart)")
+        let drawn = chart.matches(of: #/<title>(\d+) documents/#).map { Int($0.output.1)! }
+        #expect(drawn.reduce(0, +) == 12, "\(drawn)")
+        // The sample's expired transaction carries the badge.
+        #expect(page.output.contains(#"<span class="badge expired">expired</span>"#) == false)
+        let expired = try await Self.chromium(["--dump-dom", serve.base.absoluteString + "/transactions/txn-batch-007"])
+        #expect(expired.output.contains(#"<span class="badge expired">expired</span>"#))
+        // Screenshots (scripts/screenshots keeps them in docs/screenshots): the overview, a transaction, an error page,
+        // and the sign-in page of a server with a token.
+        let signIn = try await ServeProcess(
+            ["--store", store, "--token-env", "SCREENSHOT_TOKEN"], environment: ["SCREENSHOT_TOKEN": Self.strongToken])
         let shots = ProcessInfo.processInfo.environment["VERIFY_PIPELINE_SCREENSHOTS"].map(URL.init(fileURLWithPath:)) ?? folder
-        for (name, path) in [("dashboard.png", "/"), ("transaction.png", "/transactions/txn-batch-001")] {
+        for (name, url) in [
+            ("dashboard.png", serve.base.absoluteString + "/"), ("transaction.png", serve.base.absoluteString + "/transactions/txn-batch-005"),
+            ("error.png", serve.base.absoluteString + "/transactions/txn-none"), ("sign-in.png", signIn.base.absoluteString + "/login")
+        ] {
             let file = shots.appendingPathComponent(name)
-            _ = try await Self.chromium(["--window-size=1280,900", "--hide-scrollbars", "--screenshot=\(file.path)", serve.base.absoluteString + path]
-            )
+            _ = try await Self.chromium([
+                "--virtual-time-budget=16000", "--window-size=1280,900", "--hide-scrollbars", "--screenshot=\(file.path)", url
+            ])
             let png = try Data(contentsOf: file)
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(name): \(png.count) bytes")
         }
+        #expect(await signIn.stop())
         #expect(await serve.stop())
     }
 
