@@ -50,11 +50,18 @@ package enum OperatorServer {
 }
 
 extension OperatorServer {
+    /// A logger at warning: the request log (info) left out, for a router made without one (the tests').
+    static let quietLogger: Logger = {
+        var logger = Logger(label: "verify-pipeline.serve")
+        logger.logLevel = .warning
+        return logger
+    }()
+
     /// The routes and middleware of a server listening on `bind` (what `make` serves; tests call them in-process,
     /// with a throttle of their own).
     static func router(
         _ routes: Routes, store: TransactionStore, bind: BindAddress, token: String?,
-        logger: Logger = Logger(label: "verify-pipeline.serve"), throttle: SignInThrottle = SignInThrottle()
+        logger: Logger = OperatorServer.quietLogger, throttle: SignInThrottle = SignInThrottle()
     ) throws(OperatorViewError) -> Router<OperatorContext> {
         guard bind.isLoopback || token != nil else {
             throw OperatorViewError("binding \(bind) (not loopback) needs a bearer token: name the variable holding it with --token-env")

@@ -266,6 +266,44 @@ struct ServiceConventionTests {
         #expect(names.subtracting(served).isEmpty, "not served: \(names.subtracting(served).sorted())")
     }
 
+    @Test("/metrics passes `promtool check metrics` (Prometheus' own linter, from Debian's prometheus package)")
+    func promtool() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let promtool = environment["VERIFY_PIPELINE_PROMTOOL"], FileManager.default.isExecutableFile(atPath: promtool) else {
+            if environment["VERIFY_PIPELINE_REQUIRE_POSTGRES"] == nil {
+                try Test.cancel("needs promtool: VERIFY_PIPELINE_PROMTOOL is not set (scripts/test unpacks it)")
+            }
+            throw Failure(description: "VERIFY_PIPELINE_PROMTOOL does not name promtool: run scripts/test")
+        }
+        let (store, folder) = try await Self.storeWithReview()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let registry = OperatorMetrics.registry
+        _ = registry.makeCounter(name: "verify_submission_attempts_total", labels: [("class", "accepted"), ("retry", "false")])
+        _ = registry.makeDurationHistogram(name: "verify_stage_duration_seconds", labels: [("stage", "scan")], buckets: [.seconds(1)])
+        let text = try await MetricsPage(registry: registry, store: store).render()
+        let (status, output) = try Self.run(promtool, ["check", "metrics"], input: text)
+        #expect(status == 0 && output.isEmpty, "promtool: \(output)\n\(text)")
+        // And it finds what it should: a counter without _total, a family without HELP.
+        let (badStatus, badOutput) = try Self.run(promtool, ["check", "metrics"], input: "# TYPE a_count counter\na_count 1\n")
+        #expect(badStatus != 0 && badOutput.contains("a_count"), "\(badOutput)")
+    }
+
+    static func run(_ executable: String, _ arguments: [String], input: String) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let stdin = Pipe(), out = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
     /// Log lines a handler was given.
     final class Recorder: LogHandler, @unchecked Sendable {
         let lines = Mutex<[String]>([])

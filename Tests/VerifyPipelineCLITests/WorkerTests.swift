@@ -20,7 +20,7 @@ struct WorkerTests {
         #expect(help.status == 0)
         let listed = help.stdout.split(separator: "\n").filter { $0.hasPrefix("  --") }.map { String($0.dropFirst(2).prefix { $0 != " " }) }
         // `--version` is the tool's, listed on every command.
-        #expect(listed == ["--pipeline", "--store", "--key-env", "--log-level", "--allow-path", "--version"], "\(listed)")
+        #expect(listed == ["--pipeline", "--store", "--key-env", "--log-level", "--log-format", "--allow-path", "--version"], "\(listed)")
         for option in [["--metrics-bind", "127.0.0.1:0"], ["--omit-images"], ["--shutdown-grace", "1"], ["--jobs", "2"]] {
             let outcome = try await CLIRunner.run(["enqueue", "folder"] + option)
             #expect(outcome.status == 2, "\(option)")
