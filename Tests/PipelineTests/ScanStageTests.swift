@@ -82,7 +82,7 @@ struct ScanStageTests {
 
     @Test(
         "a document waiting for its folder's QR holds no scanner: with one scanner, another folder's licence is scanned meanwhile",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(5)))
     func waitingHoldsNoScanner() async throws {
         let resolver = QRResolver(), stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver)
         let scanners = ScannerPool(count: 1, configuration: Self.configuration)
