@@ -93,6 +93,47 @@ struct ReviewCommandTests {
         #expect(try await Self.reviews(store).isEmpty)
     }
 
+    @Test("replay --all [--code]: every open review of that code sent again once; then nothing is left to replay")
+    func replayAll() async throws {
+        let folder = try temporaryFolder("review-replay-all")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let store = "sqlite:" + folder.appendingPathComponent("s.sqlite").path
+        let pipeline = try pipelineFile(
+            folder,
+            """
+            policy: {documents: {GOVERNMENT_ID: DISABLED, SELFIE: DISABLED, EMAIL: OPTIONAL, PHONE: OPTIONAL}}
+            submitter: {kind: http, endpoint: "\(server.baseURL)/v1"}
+            """)
+        let batch = try fieldBatch(folder, transactions: ["fixable-1", "fixable-2"], phone: false)
+        #expect(try await CLIRunner.run(["run", batch.path, "--store", store, "--pipeline", pipeline]).status == 1)
+        let open = try await Self.reviews(store)
+        let code = try #require(open.first?["code"] as? String)
+        #expect(open.count == 2 && open.allSatisfy { $0["code"] as? String == code }, "\(open)")
+        // Naming a review and --all at once, or neither, is a usage error.
+        let both = try await CLIRunner.run(["review", "replay", "fixable-1", "EMAIL", "--all", "--operator", "alice", "--store", store])
+        #expect(both.status == 2 && both.stderr.contains("--all names no review"), "\(both.stderr)")
+        let neither = try await CLIRunner.run(["review", "replay", "--operator", "alice", "--store", store])
+        #expect(neither.status == 2 && neither.stderr.contains("name TRANSACTION TYPE, or --id N"), "\(neither.stderr)")
+        // Another code's reviews are left alone.
+        let other = try await CLIRunner.run(
+            ["review", "replay", "--all", "--code", "documentCaptureError", "--operator", "alice", "--store", store, "--pipeline", pipeline])
+        #expect(other.stderr.contains("no open review to replay"), "\(other.stdout) \(other.stderr)")
+        #expect(try await Self.reviews(store).count == 2)
+        let requestsBefore = server.requests.count
+        server.refusingFixable = false
+        let replayed = try await CLIRunner.run(
+            ["review", "replay", "--all", "--code", code, "--operator", "alice", "--store", store, "--pipeline", pipeline])
+        #expect(replayed.status == 0, "\(replayed.stdout) \(replayed.stderr)")
+        #expect(replayed.lines.filter { $0.contains("replayed") }.count == 2, "\(replayed.stdout)")
+        #expect(server.requests.count == requestsBefore + 2, "each sent once")
+        #expect(try await Self.reviews(store).isEmpty)
+        for id in ["fixable-1", "fixable-2"] { #expect(try await Self.status(store, id)["documentSubmissionStatus"] as? String == "COMPLETED") }
+        let again = try await CLIRunner.run(["review", "replay", "--all", "--operator", "alice", "--store", store, "--pipeline", pipeline])
+        #expect(again.stderr.contains("no open review to replay") && server.requests.count == requestsBefore + 2)
+    }
+
     @Test("accept: complete fields are collected and sent once, with the operator in the history; bad fields refused; two at once send once")
     func accept() async throws {
         let folder = try temporaryFolder("review-accept")
