@@ -28,18 +28,37 @@ public final class PrivatePostgres: Sendable {
         binaries = URL(fileURLWithPath: "/usr/lib/postgresql/\(version)/bin")
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("private-pg-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        port = Int.random(in: 41000...49000)
-        runAs = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
+        let runAs = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
+        self.runAs = runAs
         if getuid() == 0 {
             try Self.run(["/usr/bin/chown", "postgres", folder.path])
         }
+        let data = folder.appendingPathComponent("data").path
         try Self.run(runAs + [binaries.appendingPathComponent("initdb").path, "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"])
-        try start()
+        // A port below the kernel's ephemeral range (32768-60999 by default), so that no client socket of another test
+        // (the load tests open thousands) holds it; another server's random choice can, so a taken one is tried again.
+        var started: Int?
+        var failure: (any Error)?
+        for _ in 0..<5 where started == nil {
+            let candidate = Int.random(in: 20_000...32_000)
+            do {
+                try Self.start(runAs: runAs, binaries: binaries, data: data, folder: folder, port: candidate)
+                started = candidate
+            } catch {
+                failure = error
+            }
+        }
+        guard let started else { throw failure ?? CommandFailed(description: "the server did not start") }
+        port = started
     }
 
     /// Starts the server and waits until it accepts connections (`pg_ctl -w`).
     public func start() throws {
-        try Self.run(
+        try Self.start(runAs: runAs, binaries: binaries, data: data, folder: folder, port: port)
+    }
+
+    static func start(runAs: [String], binaries: URL, data: String, folder: URL, port: Int) throws {
+        try run(
             runAs + [
                 binaries.appendingPathComponent("pg_ctl").path, "-D", data, "-l", folder.appendingPathComponent("log").path, "-w",
                 "-o", "-p \(port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", "start"
