@@ -10,6 +10,11 @@ let fuzzedSwift: [SwiftSetting] = fuzzing ? [.unsafeFlags([sanitizers])] : []
 let fuzzedC: [CSetting] = fuzzing ? [.unsafeFlags(["-fsanitize=fuzzer-no-link,address,undefined", "-fsanitize-trap=undefined"])] : []
 let harnessSwift: [SwiftSetting] = fuzzing ? [.define("FUZZING"), .unsafeFlags([sanitizers])] : []
 let harnessLink: [LinkerSetting] = fuzzing ? [.unsafeFlags([sanitizers, "-use-ld=lld"])] : []
+// scripts/test sets VERIFY_PIPELINE_OPTIMIZE_MRZ=1: the MRZ reader's per-pixel arithmetic, unoptimised, runs some thirty
+// times slower and debug test runs starve for CPU. Unset (a package that depends on this one by version), the
+// library products carry no unsafe flags.
+let optimizedMRZ: [SwiftSetting] =
+    Context.environment["VERIFY_PIPELINE_OPTIMIZE_MRZ"] == "1" ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : []
 
 /// One libFuzzer harness per parser: Fuzz/fuzz-NAME/Harness.swift, its seed corpus in Fuzz/corpus/NAME.
 func harness(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
@@ -62,14 +67,13 @@ let package = Package(
 
         .target(name: "VerifyModel", swiftSettings: fuzzedSwift),
         .target(name: "ImageDecoding", dependencies: ["CImageCodecs", "VerifyModel"], swiftSettings: fuzzedSwift),
-        // Per-pixel arithmetic: unoptimised it runs some thirty times slower, and debug test runs starve for CPU.
         .target(
             name: "MRZReading",
             dependencies: [
                 "ImageDecoding", "VerifyModel",
                 .product(name: "HeapModule", package: "swift-collections")
             ],
-            swiftSettings: fuzzedSwift + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+            swiftSettings: fuzzedSwift + optimizedMRZ),
         .target(name: "BarcodeScanning", dependencies: ["CZBar", "CZXingShim", "ImageDecoding", "VerifyModel"]),
         .target(
             name: "TransactionStore",
@@ -94,8 +98,11 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics")
             ]
         ),
+        // What became of each document (its input, outcome and failure) and of a run: the pipeline's output vocabulary,
+        // below it, so that what presents it links no reader.
+        .target(name: "DocumentOutcomes", dependencies: ["VerifyModel", "TransactionStore"]),
         // Presentation: what `status` prints (text, JSON, signals), what the API serves, the NDJSON result line.
-        .target(name: "TransactionViews", dependencies: ["TransactionStore", "VerifyModel", "Protect", "Pipeline"]),
+        .target(name: "TransactionViews", dependencies: ["DocumentOutcomes", "TransactionStore", "VerifyModel", "Protect"]),
         // `serve`: the dashboard, the JSON API, Prometheus metrics and health, over Hummingbird.
         .target(
             name: "OperatorView",
@@ -146,8 +153,8 @@ let package = Package(
         .target(
             name: "Pipeline",
             dependencies: [
-                "VerifyModel", "ImageDecoding", "BarcodeScanning", "MRZReading", "TransactionStore", "WorkQueues", "Protect",
-                "Submission",
+                "VerifyModel", "DocumentOutcomes", "ImageDecoding", "BarcodeScanning", "MRZReading", "TransactionStore", "WorkQueues",
+                "Protect", "Submission",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -163,7 +170,8 @@ let package = Package(
         .target(
             name: "Application",
             dependencies: [
-                "TransactionStore", "WorkQueues", "Pipeline", "Protect", "Submission", "OutboundHTTP", "OperatorView",
+                "VerifyModel", "DocumentOutcomes", "TransactionStore", "WorkQueues", "Pipeline", "Protect", "Submission", "OutboundHTTP",
+                "OperatorView",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -173,8 +181,8 @@ let package = Package(
         .executableTarget(
             name: "verify-pipeline",
             dependencies: [
-                "ImageDecoding", "BarcodeScanning", "MRZReading", "VerifyModel", "TransactionStore", "WorkQueues", "Pipeline", "Protect",
-                "Submission", "OutboundHTTP",
+                "ImageDecoding", "BarcodeScanning", "MRZReading", "VerifyModel", "DocumentOutcomes", "TransactionStore", "WorkQueues",
+                "Pipeline", "Protect", "Submission", "OutboundHTTP",
                 "TransactionViews", "OperatorView", "Application",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -187,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "ApplicationTests",
             dependencies: [
-                "Application", "Pipeline", "TransactionStore", "OperatorView", "LoopbackServer", "PostgresTestSupport",
+                "Application", "Pipeline", "DocumentOutcomes", "TransactionStore", "OperatorView", "LoopbackServer", "PostgresTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]
@@ -230,7 +238,7 @@ let package = Package(
         // Holds idle connections to a server from a process of its own: the operator view's load test runs it.
         .executableTarget(name: "idle-connections", path: "Tests/Helpers/idle-connections"),
         // The operator view's routes in-process (Hummingbird's test client), against a SQLite store.
-        .testTarget(name: "TransactionViewsTests", dependencies: ["TransactionViews", "TransactionStore", "Pipeline", "VerifyModel"]),
+        .testTarget(name: "TransactionViewsTests", dependencies: ["TransactionViews", "TransactionStore", "DocumentOutcomes", "VerifyModel"]),
         .testTarget(
             name: "OperatorViewTests",
             dependencies: [
@@ -249,7 +257,7 @@ let package = Package(
         .testTarget(
             name: "PipelineTests",
             dependencies: [
-                "Pipeline", "SeededRandom", "AAMVAFixtures", "BarcodeScanning", "VerifyModel", "TransactionStore", "Submission",
+                "Pipeline", "DocumentOutcomes", "SeededRandom", "AAMVAFixtures", "BarcodeScanning", "VerifyModel", "TransactionStore", "Submission",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")
@@ -275,7 +283,8 @@ let package = Package(
         .testTarget(
             name: "VerifyPipelineCLITests",
             dependencies: [
-                "verify-pipeline", "Application", "Pipeline", "TransactionViews", "TransactionStore", "WorkQueues", "VerifyModel", "Protect",
+                "verify-pipeline", "Application", "Pipeline", "DocumentOutcomes", "TransactionViews", "TransactionStore", "WorkQueues", "VerifyModel",
+                "Protect",
                 "PostgresTestSupport", "LoopbackServer",
                 "SeededRandom", "AAMVAFixtures", "BlockingWaits", "idle-connections", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")

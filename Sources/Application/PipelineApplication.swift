@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DocumentOutcomes
 import Foundation
 import Logging
 import OperatorView
@@ -51,7 +52,7 @@ package struct PipelineApplication: Sendable {
     /// Where the documents come from.
     package enum Source: Sendable {
         /// A folder or a stream of lines, into the store.
-        case input(PipelineInput)
+        case input(any DocumentSource)
         /// The shared work queue in the store's PostgreSQL database, as `owner`, with the retention applied every
         /// `retentionInterval` while it runs.
         case queue(owner: String, lease: Duration, exitWhenEmpty: Bool)
@@ -109,7 +110,7 @@ package struct PipelineApplication: Sendable {
                             retention: configuration.retention, reviewInputsMaxAge: configuration.review.inputsMaxAge,
                             interval: configuration.retentionInterval, store: store, logger: logger, notices: notices)
                     ]
-                    summary = try await serve(runner, input: .queue(input), emit: emit, alongside: try metricsServer(store) + retention)
+                    summary = try await serve(runner, input: input, emit: emit, alongside: try metricsServer(store) + retention)
                 }
                 await Self.applyRetention(
                     configuration.retention, reviewInputsMaxAge: configuration.review.inputsMaxAge, to: store, logger: logger,
@@ -135,7 +136,7 @@ package struct PipelineApplication: Sendable {
     /// The run's group: the servers beside the run first, the pipeline last, so that it drains while they still answer.
     /// It drains when the application's group shuts down (SIGINT, SIGTERM), for `shutdownGrace` at most.
     private func serve(
-        _ runner: PipelineRunner, input: PipelineInput, emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Bool,
+        _ runner: PipelineRunner, input: any DocumentSource, emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Bool,
         alongside: [any Service]
     ) async throws -> RunSummary {
         let stop = StopSignal()
@@ -200,7 +201,7 @@ package struct PipelineApplication: Sendable {
                 "purged the identity data of \(outcome.transactions.count) transaction\(outcome.transactions.count == 1 ? "" : "s") "
                     + "(\(outcome.documents) document\(outcome.documents == 1 ? "" : "s")) under \(retention.label)")
         } catch {
-            notices("the retention policy could not be applied: \(error.message)")
+            notices("the retention policy could not be applied: \(error)")
         }
     }
 
@@ -236,7 +237,7 @@ package struct PipelineApplication: Sendable {
         do {
             settings = try OutboundHTTP.configuration(caFile: configuration.submitter.caFile)
         } catch {
-            throw CommandFailure("\(pipelineName): 'submitter.caFile': \(error.description)")
+            throw CommandFailure("\(pipelineName): 'submitter.caFile': \(error)")
         }
         return try await HTTPClient.withHTTPClient(configuration: settings) { client in try await body(client) }
     }

@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import Logging
 import OperatorView
@@ -5,6 +6,7 @@ import Pipeline
 import ServiceLifecycle
 import Synchronization
 import TransactionStore
+import VerifyModel
 
 /// Applies the retention policy every `interval` while a worker runs, until it shuts down.
 struct RetentionService: Service {
@@ -57,7 +59,7 @@ final class RunOverStore: Service, Sendable {
 /// The pipeline run as a long-running service.
 final class PipelineService: Service, Sendable {
     let runner: PipelineRunner
-    let input: PipelineInput
+    let input: any DocumentSource
     let emit: @Sendable (DocumentOutcome, RunProgress) async -> Void
     /// Ends the intake: on SIGINT/SIGTERM, or when the caller says so.
     let stop: StopSignal
@@ -67,7 +69,7 @@ final class PipelineService: Service, Sendable {
     private let result = Mutex<(RunSummary?, String?)>((nil, nil))
 
     init(
-        runner: PipelineRunner, input: PipelineInput, stop: StopSignal, listeners: [ListeningServer] = [], logger: Logger,
+        runner: PipelineRunner, input: any DocumentSource, stop: StopSignal, listeners: [ListeningServer] = [], logger: Logger,
         emit: @escaping @Sendable (DocumentOutcome, RunProgress) async -> Void
     ) {
         self.runner = runner
@@ -90,11 +92,12 @@ final class PipelineService: Service, Sendable {
         }
         let stop = stop
         await withGracefulShutdownHandler {
-            do throws(DocumentFailure) {
+            do {
                 let summary = try await runner.run(input, stop: stop, emit: emit)
                 result.withLock { $0.0 = summary }
             } catch {
-                result.withLock { $0.1 = error.message }
+                let message = (error as? any CodedError)?.message ?? "the run could not start"
+                result.withLock { $0.1 = message }
             }
         } onGracefulShutdown: { [logger] in
             logger.notice("shutting down: the intake is stopped; the documents in flight have the grace period to finish")

@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import Pipeline
 import TransactionStore
@@ -44,7 +45,7 @@ extension PipelineApplication {
                     refused.append(
                         ReviewResult(entry: held, done: false, reason: "another operator is acting on it until \(Timestamp.string(until))"))
                 case .taken(let taken):
-                    let inputs = try await store.reviewInputs(of: taken).map { json throws(DocumentFailure) in try RetainedInputs(json: json) }
+                    let inputs = try await store.reviewInputs(of: taken).map { json throws in try RetainedInputs(json: json) }
                     if let fields {
                         try batch.accept(taken, fields: fields, inputs: inputs)
                     } else if let inputs {
@@ -56,7 +57,7 @@ extension PipelineApplication {
         }
         guard !batch.isEmpty else { return refused }
         let outcomes = Outcomes()
-        _ = try await run(.input(.reviews(batch))) { outcome, _ in
+        _ = try await run(.input(batch)) { outcome, _ in
             await outcomes.add(outcome)
             return true
         }

@@ -5,9 +5,9 @@ import TransactionStore
 extension StoreConnection {
     /// `connect`, where a store that cannot be reached is the command's failure (exit 2, one line).
     static func reaching(_ location: StoreLocation, logger: Logger) async throws -> StoreConnection {
-        do throws(StoreError) {
+        do {
             return try await connect(to: location, logger: logger)
-        } catch {
+        } catch let error as StoreError {
             throw CommandFailure(error.description)
         }
     }

@@ -26,7 +26,7 @@ enum ZXingReader {
         var bounds: (minX: Int, minY: Int, maxX: Int, maxY: Int)
     }
 
-    static func read(_ image: GrayImage, formats: Set<BarcodeFormat>, effort: Effort) throws(Failure) -> [Symbol] {
+    static func read(_ image: GrayImage, formats: Set<BarcodeFormat>, effort: Effort) throws -> [Symbol] {
         let mask = formats.reduce(Int32(0)) { $0 | (bit($1) ?? 0) }
         guard mask != 0, image.width > 0, image.height > 0 else { return [] }
         var options = vp_zx_options(

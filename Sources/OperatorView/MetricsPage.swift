@@ -26,7 +26,7 @@ struct MetricsPage: Sendable {
         "verify_work_lease_expiries_total": "Work-queue leases this process found expired and gave back to the queue."
     ]
 
-    func render() async throws(StoreError) -> String {
+    func render() async throws -> String {
         var page = Self.withHelp(registry.emitToString())
         let overview = try await store.overview(collectedSince: Date(timeIntervalSince1970: 0))
         let reviews = try await store.reviewCounts()

@@ -27,7 +27,7 @@ package enum OperatorServer {
         _ routes: Routes, store: TransactionStore, bind: BindAddress, token: String?, logger: Logger,
         option: String = "--bind", limits: ConnectionLimits = ConnectionLimits(),
         running: @escaping @Sendable (Int) async -> Void = { _ in }
-    ) throws(OperatorViewError) -> ListeningServer {
+    ) throws -> ListeningServer {
         let router = try router(routes, store: store, bind: bind, token: token, logger: logger)
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .warning)
@@ -62,7 +62,7 @@ extension OperatorServer {
     static func router(
         _ routes: Routes, store: TransactionStore, bind: BindAddress, token: String?,
         logger: Logger = OperatorServer.quietLogger, throttle: SignInThrottle = SignInThrottle()
-    ) throws(OperatorViewError) -> Router<OperatorContext> {
+    ) throws -> Router<OperatorContext> {
         guard bind.isLoopback || token != nil else {
             throw OperatorViewError("binding \(bind) (not loopback) needs a bearer token: name the variable holding it with --token-env")
         }

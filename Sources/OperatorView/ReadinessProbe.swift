@@ -22,7 +22,7 @@ final class ReadinessProbe: Sendable {
         self.timeout = timeout
         self.logger = logger
         ask = {
-            do throws(StoreError) {
+            do throws {
                 _ = try await store.overview(collectedSince: Date())
                 return true
             } catch {

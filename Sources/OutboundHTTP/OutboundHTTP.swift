@@ -16,7 +16,7 @@ package enum OutboundHTTP {
     /// Redirects are never followed: after a 302 the POST would become a GET without its body that "succeeds", and a
     /// 307 would send the identity data to another host. https certificates are verified against the system's roots
     /// and, when given, the PEM certificates in `caFile`.
-    package static func configuration(caFile: String?) throws(SetupError) -> HTTPClient.Configuration {
+    package static func configuration(caFile: String?) throws -> HTTPClient.Configuration {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .fullVerification
         if let caFile {
@@ -33,7 +33,7 @@ package enum OutboundHTTP {
 
     /// A PEM file's bytes: a regular file only, opened without waiting (a FIFO would wait for a writer for ever) and
     /// read up to `maxPEMBytes`.
-    static func pemFile(_ path: String) throws(SetupError) -> [UInt8] {
+    static func pemFile(_ path: String) throws -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard descriptor >= 0 else { throw SetupError(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }

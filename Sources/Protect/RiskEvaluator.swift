@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import OutboundHTTP
 import TransactionStore
+import VerifyModel
 
 /// Posts one risk evaluation per transaction to `{customHost}/v1/environments/{envId}/riskEvaluations`,
 /// the PingOne shape with `event.sdk.signals.data`, and returns the answer (JSON) to store with it.
@@ -78,7 +79,7 @@ package actor RiskEvaluations {
         } catch {
             logger.warning(
                 "could not read a transaction for its risk evaluation",
-                metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
+                metadata: ["transaction.id": "\(transactionId)", "error.code": "\(FailureCode(of: error))"])
             return
         }
         guard let transaction, let signals = transaction.signals, state?.riskEvaluation == nil,
@@ -93,7 +94,7 @@ package actor RiskEvaluations {
             }
         } catch {
             logger.warning(
-                "could not store a risk evaluation", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
+                "could not store a risk evaluation", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(FailureCode(of: error))"])
         }
     }
 }

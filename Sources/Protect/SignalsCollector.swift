@@ -68,7 +68,8 @@ package actor SignalsCollector {
             state = collectsBehavior ? try await store.protectState(of: transaction.id, as: ProtectState.self) : nil
         } catch {
             logger.warning(
-                "protect: could not read the transaction", metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(error.failureCode)"])
+                "protect: could not read the transaction",
+                metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(FailureCode(of: error))"])
             return nil
         }
         if let stored = current?.signals { return stored }
@@ -83,7 +84,7 @@ package actor SignalsCollector {
         } catch {
             logger.warning(
                 "protect: could not store the signals payload",
-                metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(error.failureCode)"])
+                metadata: ["transaction.id": "\(transaction.id)", "error.code": "\(FailureCode(of: error))"])
             return nil
         }
         if configuration.isConsoleLogEnabled {
@@ -110,7 +111,8 @@ package actor SignalsCollector {
             }
         } catch {
             logger.warning(
-                "protect: could not record behavioural data", metadata: ["transaction.id": "\(transactionId)", "error.code": "\(error.failureCode)"])
+                "protect: could not record behavioural data",
+                metadata: ["transaction.id": "\(transactionId)", "error.code": "\(FailureCode(of: error))"])
         }
     }
 }

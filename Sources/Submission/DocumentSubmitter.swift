@@ -51,14 +51,14 @@ package enum SubmissionResult: Sendable, Equatable {
 package protocol DocumentSubmitter: Sendable {
     /// Throws only when the calling task is cancelled before the submission ended: its outcome is then unknown
     /// and must not be recorded (a later run sends it again under the same idempotency key).
-    func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult
+    func submit(_ request: SubmissionRequest) async throws -> SubmissionResult
 }
 
 /// The embedded default: the store's record of the submission is the submission.
 package struct LocalSubmitter: DocumentSubmitter {
     package init() {}
 
-    package func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult {
+    package func submit(_ request: SubmissionRequest) async throws -> SubmissionResult {
         try Task.checkCancellation(as: CancellationError.self)
         return .accepted(attempts: 1)
     }
@@ -66,7 +66,7 @@ package struct LocalSubmitter: DocumentSubmitter {
 
 extension Task where Success == Never, Failure == Never {
     /// `checkCancellation()` with a typed error.
-    static func checkCancellation(as _: CancellationError.Type) throws(CancellationError) {
+    static func checkCancellation(as _: CancellationError.Type) throws {
         if Task.isCancelled { throw CancellationError() }
     }
 }

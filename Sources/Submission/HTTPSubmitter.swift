@@ -62,7 +62,7 @@ package struct HTTPSubmitter: DocumentSubmitter {
         case reject(String)
     }
 
-    package func submit(_ request: SubmissionRequest) async throws(CancellationError) -> SubmissionResult {
+    package func submit(_ request: SubmissionRequest) async throws -> SubmissionResult {
         let url = configuration.endpoint.appendingPathComponent("transactions")
             .appendingPathComponent(request.transactionId).appendingPathComponent("documents")
         var http = HTTPClientRequest(url: url.absoluteString)
@@ -133,7 +133,7 @@ package struct HTTPSubmitter: DocumentSubmitter {
 
     /// One attempt, bounded as a whole by `timeout`: connecting, sending, the response head and the part of the body
     /// that is read. A failure of a cancelled task is the cancellation, not an answer to retry.
-    private func send(_ request: HTTPClientRequest) async throws(CancellationError) -> Outcome {
+    private func send(_ request: HTTPClientRequest) async throws -> Outcome {
         try Task.checkCancellation(as: CancellationError.self)
         let end = ContinuousClock.now + .nanoseconds(configuration.timeout.nanoseconds)
         let response: HTTPClientResponse

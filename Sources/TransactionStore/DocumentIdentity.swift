@@ -19,9 +19,9 @@ package struct DocumentIdentity: @unchecked Sendable {  // SymmetricKey is immut
         self.key = key
     }
 
-    init(stored text: String) throws(StoreError) {
+    init(stored text: String) throws {
         guard let bytes = Data(base64Encoded: text), bytes.count == 32 else {
-            throw .database("the store's document secret is not a 256-bit key")
+            throw StoreError.database("the store's document secret is not a 256-bit key")
         }
         key = SymmetricKey(data: bytes)
     }

@@ -16,7 +16,7 @@ package struct OperatorSessions: Sendable {
     }
 
     /// A new session, valid until `time + lifetime`: its id. Sessions expired at `time` are deleted first.
-    package func open(lifetime: TimeInterval, at time: Date) async throws(StoreError) -> String {
+    package func open(lifetime: TimeInterval, at time: Date) async throws -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let id = Self.base64url(bytes)
@@ -26,13 +26,13 @@ package struct OperatorSessions: Sendable {
 
     /// Whether `id` names a session that has not expired at `time` (nor been ended). Anything that is not an id this
     /// type makes is no session, without reading the store.
-    package func isOpen(_ id: some StringProtocol, at time: Date) async throws(StoreError) -> Bool {
+    package func isOpen(_ id: some StringProtocol, at time: Date) async throws -> Bool {
         guard Self.isWellFormed(id), let expiry = try await store.backend.sessionExpiry(hash: hash(id)) else { return false }
         return expiry > time
     }
 
     /// Ends the session `id` names, if any.
-    package func end(_ id: some StringProtocol) async throws(StoreError) {
+    package func end(_ id: some StringProtocol) async throws {
         guard Self.isWellFormed(id) else { return }
         try await store.backend.deleteSession(hash: hash(id))
     }

@@ -51,7 +51,7 @@ enum PostgresReviews {
 }
 
 extension PostgresBackend {
-    func recordReview(_ write: ReviewWrite, maxStoreBytes: Int, at time: Date) async throws(StoreError) -> ReviewEntry {
+    func recordReview(_ write: ReviewWrite, maxStoreBytes: Int, at time: Date) async throws -> ReviewEntry {
         try await database.transaction { connection in
             var write = write
             let type = write.type?.rawValue
@@ -106,7 +106,7 @@ extension PostgresBackend {
         }
     }
 
-    func reviews(_ filter: ReviewFilter, limit: Int, offset: Int) async throws(StoreError) -> [ReviewEntry] {
+    func reviews(_ filter: ReviewFilter, limit: Int, offset: Int) async throws -> [ReviewEntry] {
         let states = filter.states.map { $0.map(\.rawValue).sorted() }
         return try await database.withConnection { connection in
             try await PostgresReviews.entries(
@@ -119,13 +119,13 @@ extension PostgresBackend {
         }
     }
 
-    func review(id: Int64) async throws(StoreError) -> ReviewEntry? {
+    func review(id: Int64) async throws -> ReviewEntry? {
         try await database.withConnection { connection in
             try await PostgresReviews.entries(connection, "WHERE r.id = \(id)", logger: self.logger).first
         }
     }
 
-    func review(transactionId: String, type: DocumentType) async throws(StoreError) -> ReviewEntry? {
+    func review(transactionId: String, type: DocumentType) async throws -> ReviewEntry? {
         try await database.withConnection { connection in
             try await PostgresReviews.entries(
                 connection, "WHERE r.transaction_id = \(transactionId) AND r.document_type = \(type.rawValue)", logger: self.logger
@@ -133,7 +133,7 @@ extension PostgresBackend {
         }
     }
 
-    func reviewInputs(id: Int64) async throws(StoreError) -> String? {
+    func reviewInputs(id: Int64) async throws -> String? {
         try await database.withConnection { connection in
             try await Self.first(connection, "SELECT inputs FROM reviews WHERE id = \(id)", String?.self, self.logger) ?? nil
         }
@@ -141,7 +141,7 @@ extension PostgresBackend {
 
     func claimReview(
         id: Int64, owner: String, action: ReviewAction, operator name: String, until expiry: Date, at time: Date, history: String?
-    ) async throws(StoreError) -> ReviewClaim {
+    ) async throws -> ReviewClaim {
         try await database.transaction { connection in
             let taken = try await connection.query(
                 """
@@ -167,7 +167,7 @@ extension PostgresBackend {
 
     func resolveReview(
         id: Int64, owner: String, state: ReviewState, resolution: String?, note: String?, at time: Date, history: String
-    ) async throws(StoreError) -> Bool {
+    ) async throws -> Bool {
         try await database.transaction { connection in
             let resolved = try await connection.query(
                 """
@@ -185,7 +185,7 @@ extension PostgresBackend {
         }
     }
 
-    func releaseReview(id: Int64, owner: String) async throws(StoreError) {
+    func releaseReview(id: Int64, owner: String) async throws {
         try await database.withConnection { connection in
             try await connection.query(
                 "UPDATE reviews SET claim_owner = NULL, claim_expires_at = NULL, pending_state = NULL WHERE id = \(id) AND claim_owner = \(owner)",
@@ -193,7 +193,7 @@ extension PostgresBackend {
         }
     }
 
-    func recordReviewEvent(id: Int64, at time: Date, history: String) async throws(StoreError) {
+    func recordReviewEvent(id: Int64, at time: Date, history: String) async throws {
         try await database.transaction { connection in
             let entry = try await PostgresReviews.entry(connection, id: id, logger: self.logger)
             try await PostgresReviews.history(
@@ -201,7 +201,7 @@ extension PostgresBackend {
         }
     }
 
-    func openReviewTypes(of transactionId: String) async throws(StoreError) -> Set<DocumentType> {
+    func openReviewTypes(of transactionId: String) async throws -> Set<DocumentType> {
         try await database.withConnection { connection in
             var types: Set<DocumentType> = []
             for try await type in try await connection.query(
@@ -213,7 +213,7 @@ extension PostgresBackend {
         }
     }
 
-    func reviewCounts() async throws(StoreError) -> ReviewCounts {
+    func reviewCounts() async throws -> ReviewCounts {
         try await database.withConnection { connection in
             var counts = ReviewCounts()
             for try await (code, failed, open) in try await connection.query(
@@ -227,7 +227,7 @@ extension PostgresBackend {
         }
     }
 
-    func expireReviewInputs(failedBefore time: Date) async throws(StoreError) -> Int {
+    func expireReviewInputs(failedBefore time: Date) async throws -> Int {
         try await database.withConnection { connection in
             try await connection.query(
                 """

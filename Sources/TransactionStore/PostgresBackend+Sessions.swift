@@ -3,7 +3,7 @@ import PostgresNIO
 
 // The operator's view's sessions: they hold no identity data and nothing sealed.
 extension PostgresBackend {
-    func insertSession(hash: String, expiresAt: Date, at time: Date) async throws(StoreError) {
+    func insertSession(hash: String, expiresAt: Date, at time: Date) async throws {
         try await database.transaction { connection in
             try await connection.query("DELETE FROM operator_sessions WHERE expires_at <= \(time)", logger: self.logger)
             try await connection.query(
@@ -11,13 +11,13 @@ extension PostgresBackend {
         }
     }
 
-    func sessionExpiry(hash: String) async throws(StoreError) -> Date? {
+    func sessionExpiry(hash: String) async throws -> Date? {
         try await database.withConnection { connection in
             try await Self.first(connection, "SELECT expires_at FROM operator_sessions WHERE id_hash = \(hash)", Date.self, self.logger)
         }
     }
 
-    func deleteSession(hash: String) async throws(StoreError) {
+    func deleteSession(hash: String) async throws {
         try await database.withConnection { connection in
             _ = try await connection.query("DELETE FROM operator_sessions WHERE id_hash = \(hash)", logger: self.logger)
         }

@@ -6,7 +6,7 @@ import VerifyModel
 // The writes, each one statement where it can be: PostgreSQL states the submission rules as upserts
 // (`SubmissionRules` states them in Swift; a test runs every case on both backends).
 extension PostgresBackend {
-    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> InsertOutcome {
+    func insert(_ new: NewTransaction, state: TransactionState) async throws -> InsertOutcome {
         try await database.withConnection { connection in
             for try await (inserted, existing) in try await connection.execute(InsertTransaction(new: new, state: state), logger: self.logger) {
                 if inserted == 1 { return .inserted }
@@ -16,12 +16,12 @@ extension PostgresBackend {
         }
     }
 
-    func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange? {
+    func write(_ change: StatusChange) async throws -> WrittenChange? {
         let statement = StatusChangeStatement.prepared(change)
         return try await database.withConnection { connection in try await statement.write(on: connection, logger: self.logger) }
     }
 
-    func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws(StoreError) -> SubmissionRecord {
+    func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws -> SubmissionRecord {
         let increment = end.outcome == .pending ? 0 : 1
         return try await database.withConnection { connection in
             for try await (attempts, stored, message, updated) in try await connection.query(
@@ -45,7 +45,7 @@ extension PostgresBackend {
     /// One statement: the claim is taken, or renewed, unless the submission was accepted or another owner's claim has
     /// not expired; when it is not taken, one read says why. The upsert locks the row it did not update, so that read
     /// sees what the upsert saw.
-    func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError) -> SubmissionClaim {
+    func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws -> SubmissionClaim {
         try await database.transaction { connection in
             let taken = try await connection.query(
                 """
@@ -69,7 +69,7 @@ extension PostgresBackend {
         }
     }
 
-    func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
+    func releaseSubmission(documentId: String, owner: String) async throws {
         try await database.transaction { connection in
             try await connection.query(
                 """
@@ -82,7 +82,7 @@ extension PostgresBackend {
         }
     }
 
-    func setSignals(_ sealed: String, of transactionId: String) async throws(StoreError) -> String?? {
+    func setSignals(_ sealed: String, of transactionId: String) async throws -> String?? {
         try await database.transaction { connection in
             try await connection.query(
                 "UPDATE transactions SET signals = \(sealed) WHERE id = \(transactionId) AND signals IS NULL AND purged_at IS NULL",
@@ -95,8 +95,8 @@ extension PostgresBackend {
     }
 
     func updateProtectState<T: Sendable>(
-        of transactionId: String, _ body: @escaping @Sendable (Bool, String?) throws(StoreError) -> (ProtectStateWrite, T)
-    ) async throws(StoreError) -> T? {
+        of transactionId: String, _ body: @escaping @Sendable (Bool, String?) throws -> (ProtectStateWrite, T)
+    ) async throws -> T? {
         try await database.transaction { connection in
             // The transaction's row lock makes updates of its Protect state take turns, the first one included. The
             // state is read by a statement of its own, after the lock: its snapshot then holds the previous update.
@@ -124,7 +124,7 @@ extension PostgresBackend {
 
     // MARK: - Retention
 
-    func purgeCandidates(keepNewest: Int?, createdBefore: Date?) async throws(StoreError) -> [PurgeCandidate] {
+    func purgeCandidates(keepNewest: Int?, createdBefore: Date?) async throws -> [PurgeCandidate] {
         try await database.withConnection { connection in
             var candidates: [PurgeCandidate] = []
             // NULL parameters switch their condition off.
@@ -148,7 +148,7 @@ extension PostgresBackend {
         }
     }
 
-    func purge(_ transactions: [(id: String, version: Int64)], at time: Date, reason: String) async throws(StoreError) -> [String] {
+    func purge(_ transactions: [(id: String, version: Int64)], at time: Date, reason: String) async throws -> [String] {
         let ids = transactions.map(\.id), versions = transactions.map(\.version), neighbours = neighbours
         return try await database.transaction(answerWithin: nil) { connection in
             var purged: [String] = []

@@ -32,7 +32,7 @@ final class PostgresBackend: StoreBackend {
 
     // MARK: - Keys and the document secret
 
-    func readKey() async throws(StoreError) -> (wrapped: String?, holdsTransactions: Bool) {
+    func readKey() async throws -> (wrapped: String?, holdsTransactions: Bool) {
         try await database.withConnection { connection in
             let wrapped = try await Self.first(connection, "SELECT wrapped_key FROM store_keys WHERE id = 1", String.self, self.logger)
             let holds = try await Self.first(connection, "SELECT EXISTS (SELECT 1 FROM transactions)", Bool.self, self.logger) ?? false
@@ -40,7 +40,7 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    func recordKey(_ wrapped: String, at time: Date) async throws(StoreError) -> String {
+    func recordKey(_ wrapped: String, at time: Date) async throws -> String {
         try await database.withConnection { connection in
             try await connection.query(
                 "INSERT INTO store_keys (id, wrapped_key, created_at) VALUES (1, \(wrapped), \(time)) ON CONFLICT (id) DO NOTHING",
@@ -52,7 +52,7 @@ final class PostgresBackend: StoreBackend {
     /// Nothing to do: a key change waits until no other process is connected (`takeAlone`).
     func expectKey(_ wrapped: String?) {}
 
-    func readDocumentSecret() async throws(StoreError) -> (secret: String, randomIds: Bool)? {
+    func readDocumentSecret() async throws -> (secret: String, randomIds: Bool)? {
         try await database.withConnection { connection in
             for try await row in try await connection.query("SELECT secret, random_ids FROM document_identity WHERE id = 1", logger: self.logger)
                 .decode((String, Bool).self)
@@ -64,8 +64,8 @@ final class PostgresBackend: StoreBackend {
     }
 
     func recordDocumentSecret(
-        _ sealed: String, at time: Date, renaming rename: @escaping @Sendable (String, [LegacyDocument]) throws(StoreError) -> DocumentRenames
-    ) async throws(StoreError) -> (secret: String, renamed: Int) {
+        _ sealed: String, at time: Date, renaming rename: @escaping @Sendable (String, [LegacyDocument]) throws -> DocumentRenames
+    ) async throws -> (secret: String, renamed: Int) {
         let logger = logger, neighbours = neighbours
         return try await database.transaction { connection in
             // Processes opening together: one inserts (or locks the row), the others wait for it here and then read
@@ -121,7 +121,7 @@ final class PostgresBackend: StoreBackend {
 
     func changeKey(
         from old: String?, to new: String, at time: Date, _ rewrite: @escaping SealedRewrite, refingerprint: @escaping Refingerprint
-    ) async throws(StoreError) -> Int {
+    ) async throws -> Int {
         let logger = logger, location = location, neighbours = neighbours
         return try await database.transaction(answerWithin: nil) { connection in
             // No other session may be connected: a process that holds the old sealing would go on writing with it. One
@@ -215,7 +215,7 @@ final class PostgresBackend: StoreBackend {
     /// After a key change (or a rename), the tables holding sealed values are rewritten, so that the row versions it
     /// replaced leave their files. Copies in WAL not yet recycled, archives, replicas and backups are beyond this. A
     /// purge leaves its rows to autovacuum.
-    func reclaim(resealed: Bool) async throws(StoreError) {
+    func reclaim(resealed: Bool) async throws {
         guard resealed else { return }
         let logger = logger, neighbours = neighbours
         try await database.withConnection(answerWithin: nil) { connection in
@@ -227,7 +227,7 @@ final class PostgresBackend: StoreBackend {
 
     // MARK: - Reads
 
-    func read(transaction id: String, probe: DocumentProbe?) async throws(StoreError) -> (TransactionRow, ProbeResult?)? {
+    func read(transaction id: String, probe: DocumentProbe?) async throws -> (TransactionRow, ProbeResult?)? {
         try await database.withConnection { connection in
             guard let probe else {
                 for try await row in try await connection.execute(ReadTransaction(id: id), logger: self.logger) {
@@ -245,7 +245,7 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRow, DocumentType)? {
+    func read(ownerOf documentId: String) async throws -> (TransactionRow, DocumentType)? {
         try await database.withConnection { connection in
             for try await (columns, documentType) in try await connection.execute(ReadDocumentOwner(documentId: documentId), logger: self.logger) {
                 return (try transactionRow(columns), try EnumColumn.decode(documentType))
@@ -254,7 +254,7 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    func document(id: String) async throws(StoreError) -> DocumentRow? {
+    func document(id: String) async throws -> DocumentRow? {
         try await database.withConnection { connection in
             for try await (id, transactionId, type, fields, source, hash, created) in try await connection.query(
                 "SELECT id, transaction_id, document_type, fields, source, content_hash, created_at FROM documents WHERE id = \(id)",
@@ -268,7 +268,7 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    func report(id: String) async throws(StoreError) -> ReportRows? {
+    func report(id: String) async throws -> ReportRows? {
         try await database.withConnection { connection in
             for try await rows in try await connection.execute(ReadReport(id: id), logger: self.logger) {
                 var rows = rows
@@ -280,7 +280,7 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
+    func submission(documentId: String) async throws -> SubmissionRecord? {
         try await database.withConnection { connection in
             for try await (attempts, outcome, error, updated) in try await connection.query(
                 "SELECT attempts, outcome, error, updated_at FROM submissions WHERE document_id = \(documentId)", logger: self.logger
@@ -292,14 +292,14 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    func protectState(of transactionId: String) async throws(StoreError) -> String? {
+    func protectState(of transactionId: String) async throws -> String? {
         try await database.withConnection { connection in
             try await Self.first(
                 connection, "SELECT state::text FROM protect_states WHERE transaction_id = \(transactionId)", String.self, self.logger)
         }
     }
 
-    func summaries(status: DocumentSubmissionStatus?) async throws(StoreError) -> [SummaryRow] {
+    func summaries(status: DocumentSubmissionStatus?) async throws -> [SummaryRow] {
         try await database.withConnection { connection in
             var rows: [SummaryRow] = []
             for try await (id, status, updated, expires, purged, entries) in try await connection.query(
@@ -316,7 +316,7 @@ final class PostgresBackend: StoreBackend {
 
     func page(
         status: DocumentSubmissionStatus?, search: String?, limit: Int, after cursor: TransactionCursor?
-    ) async throws(StoreError) -> ([SummaryRow], TransactionCursor?) {
+    ) async throws -> ([SummaryRow], TransactionCursor?) {
         try await database.withConnection { connection in
             var rows: [SummaryRow] = []
             var lastMicroseconds: Int64 = 0
@@ -350,19 +350,19 @@ final class PostgresBackend: StoreBackend {
         "ARRAY(SELECT d.document_type || ' ' || d.status FROM document_statuses d WHERE d.transaction_id = t.id)"
 
     private static func summary(_ id: String, _ status: String, _ updated: Date, _ expires: Date, _ purged: Date?, _ entries: [String])
-        throws(StoreError) -> SummaryRow
+        throws -> SummaryRow
     {
         var documents: [DocumentType: DocumentStatus] = [:]
         for entry in entries {
             let words = entry.split(separator: " ").map(String.init)
-            guard words.count == 2 else { throw .unreadableStatus(of: id) }
+            guard words.count == 2 else { throw StoreError.unreadableStatus(of: id) }
             documents[try EnumColumn.decode(words[0]) as DocumentType] = try EnumColumn.decode(words[1])
         }
         return SummaryRow(
             id: id, status: try EnumColumn.decode(status), documents: documents, updatedAt: updated, expiresAt: expires, purgedAt: purged)
     }
 
-    func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {
+    func overview(collectedSince since: Date) async throws -> StoreOverview {
         try await database.withConnection { connection in
             var counts: [DocumentSubmissionStatus: Int] = [:]
             for try await (status, count) in try await connection.query(
@@ -379,7 +379,7 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    func collectedByMinute(since: Date) async throws(StoreError) -> [String: Int] {
+    func collectedByMinute(since: Date) async throws -> [String: Int] {
         try await database.withConnection { connection in
             var counts: [String: Int] = [:]
             for try await (minute, count) in try await connection.query(
@@ -394,7 +394,7 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
+    func count(of ids: [String], status: DocumentSubmissionStatus) async throws -> Int {
         try await database.withConnection { connection in
             try await Self.first(
                 connection, "SELECT count(*) FROM transactions WHERE id = ANY(\(ids)) AND submission_status = \(status.rawValue)", Int.self,

@@ -247,13 +247,13 @@ enum PostgresSchema {
 
     /// Adopts an earlier release's identifiers, applies the missing migrations; refuses a database that has migrations
     /// this version does not know.
-    static func migrate(_ database: StoreDatabase) async throws(StoreError) {
+    static func migrate(_ database: StoreDatabase) async throws {
         try await database.migrate(ledger: ledger, migrations, retired: retiredMigrations, renamed: adopted)
     }
 
     /// For commands that open an existing store: the database must already hold a store of a version this one reads;
     /// `complete` (commands that only read): with every migration of this version applied.
-    static func requireSchema(_ database: StoreDatabase, complete: Bool) async throws(StoreError) {
+    static func requireSchema(_ database: StoreDatabase, complete: Bool) async throws {
         try await database.requireMigrations(ledger: ledger, migrations, retired: retiredMigrations, renamed: adopted, complete: complete)
     }
 }

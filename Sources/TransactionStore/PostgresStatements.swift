@@ -18,7 +18,7 @@ private let transactionColumns = """
     """
 
 /// The row's values, its statuses read from their `type requirement status` words.
-func transactionRow(_ row: TransactionColumns) throws(StoreError) -> TransactionRow {
+func transactionRow(_ row: TransactionColumns) throws -> TransactionRow {
     var transaction = TransactionRow(
         id: row.0, verificationCode: row.1, envId: row.2, submissionStatus: try EnumColumn.decode(row.3), createdAt: row.4,
         updatedAt: row.5, expiresAt: row.6, signals: row.7, version: row.8, purgedAt: row.10)
@@ -28,7 +28,7 @@ func transactionRow(_ row: TransactionColumns) throws(StoreError) -> Transaction
         guard words.count == 3, let type = DocumentType(rawValue: words[0]),
             let requirement = DocumentRequirement(rawValue: words[1]), let status = DocumentStatus(rawValue: words[2])
         else {
-            throw .unreadableStatus(of: row.0)
+            throw StoreError.unreadableStatus(of: row.0)
         }
         transaction.policy[type] = requirement
         transaction.documents[type] = status
@@ -38,7 +38,7 @@ func transactionRow(_ row: TransactionColumns) throws(StoreError) -> Transaction
 
 /// Enum columns, read back from their wire spellings.
 enum EnumColumn {
-    static func decode<Value: RawRepresentable>(_ text: String) throws(StoreError) -> Value where Value.RawValue == String {
+    static func decode<Value: RawRepresentable>(_ text: String) throws -> Value where Value.RawValue == String {
         guard let value = Value(rawValue: text) else { throw StoreError.unknownValue(Value.self) }
         return value
     }

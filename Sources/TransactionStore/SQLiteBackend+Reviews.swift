@@ -47,7 +47,7 @@ enum SQLiteReviews {
 }
 
 extension SQLiteBackend {
-    func recordReview(_ write: ReviewWrite, maxStoreBytes: Int, at time: Date) async throws(StoreError) -> ReviewEntry {
+    func recordReview(_ write: ReviewWrite, maxStoreBytes: Int, at time: Date) async throws -> ReviewEntry {
         try await self.write { db in
             var write = write
             if write.inputs != nil, !write.keepInputs {
@@ -95,7 +95,7 @@ extension SQLiteBackend {
         }
     }
 
-    func reviews(_ filter: ReviewFilter, limit: Int, offset: Int) async throws(StoreError) -> [ReviewEntry] {
+    func reviews(_ filter: ReviewFilter, limit: Int, offset: Int) async throws -> [ReviewEntry] {
         try await read { db in
             var conditions: [SQL] = []
             if let states = filter.states { conditions.append("r.state IN \(states.map(\.rawValue))") }
@@ -111,24 +111,24 @@ extension SQLiteBackend {
         }
     }
 
-    func review(id: Int64) async throws(StoreError) -> ReviewEntry? {
+    func review(id: Int64) async throws -> ReviewEntry? {
         try await read { db in try Row.fetchOne(db, sql: SQLiteReviews.select + " WHERE r.id = ?", arguments: [id]).map(SQLiteReviews.entry) }
     }
 
-    func review(transactionId: String, type: DocumentType) async throws(StoreError) -> ReviewEntry? {
+    func review(transactionId: String, type: DocumentType) async throws -> ReviewEntry? {
         try await read { db in
             try Row.fetchOne(db, sql: SQLiteReviews.select + " WHERE r.transactionId = ? AND r.documentType = ?", arguments: [transactionId, type])
                 .map(SQLiteReviews.entry)
         }
     }
 
-    func reviewInputs(id: Int64) async throws(StoreError) -> String? {
+    func reviewInputs(id: Int64) async throws -> String? {
         try await read { db in try String.fetchOne(db, sql: "SELECT inputs FROM reviews WHERE id = ?", arguments: [id]) }
     }
 
     func claimReview(
         id: Int64, owner: String, action: ReviewAction, operator name: String, until expiry: Date, at time: Date, history: String?
-    ) async throws(StoreError) -> ReviewClaim {
+    ) async throws -> ReviewClaim {
         try await write { db in
             try db.execute(
                 sql: """
@@ -150,7 +150,7 @@ extension SQLiteBackend {
 
     func resolveReview(
         id: Int64, owner: String, state: ReviewState, resolution: String?, note: String?, at time: Date, history: String
-    ) async throws(StoreError) -> Bool {
+    ) async throws -> Bool {
         try await write { db in
             try db.execute(
                 sql: """
@@ -165,7 +165,7 @@ extension SQLiteBackend {
         }
     }
 
-    func releaseReview(id: Int64, owner: String) async throws(StoreError) {
+    func releaseReview(id: Int64, owner: String) async throws {
         try await write { db in
             try db.execute(
                 sql: "UPDATE reviews SET claimOwner = NULL, claimExpiresAt = NULL, pendingState = NULL WHERE id = ? AND claimOwner = ?",
@@ -173,14 +173,14 @@ extension SQLiteBackend {
         }
     }
 
-    func recordReviewEvent(id: Int64, at time: Date, history: String) async throws(StoreError) {
+    func recordReviewEvent(id: Int64, at time: Date, history: String) async throws {
         try await write { db in
             let entry = try SQLiteReviews.entry(db, id: id)
             try SQLiteReviews.history(db, transactionId: entry.transactionId, type: entry.documentType, at: time, reason: history)
         }
     }
 
-    func openReviewTypes(of transactionId: String) async throws(StoreError) -> Set<DocumentType> {
+    func openReviewTypes(of transactionId: String) async throws -> Set<DocumentType> {
         try await read { db in
             Set(
                 try String.fetchAll(
@@ -189,7 +189,7 @@ extension SQLiteBackend {
         }
     }
 
-    func reviewCounts() async throws(StoreError) -> ReviewCounts {
+    func reviewCounts() async throws -> ReviewCounts {
         try await read { db in
             var counts = ReviewCounts()
             for row in try Row.fetchAll(db, sql: "SELECT code, sum(attempt), sum(state = 'open') FROM reviews GROUP BY code ORDER BY code") {
@@ -201,7 +201,7 @@ extension SQLiteBackend {
         }
     }
 
-    func expireReviewInputs(failedBefore time: Date) async throws(StoreError) -> Int {
+    func expireReviewInputs(failedBefore time: Date) async throws -> Int {
         try await write { db in
             try db.execute(sql: "PRAGMA secure_delete = ON")
             defer { try? db.execute(sql: "PRAGMA secure_delete = OFF") }

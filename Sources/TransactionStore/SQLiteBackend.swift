@@ -43,7 +43,7 @@ final class SQLiteBackend: StoreBackend {
     /// existing file that its group or others may read is tightened to 0600, with a warning.
     static func file(
         path: String, create: Bool, readOnly: Bool, logger: Logger = Logger(label: "verify-pipeline.store")
-    ) throws(StoreError) -> SQLiteBackend {
+    ) throws -> SQLiteBackend {
         let existed = try StoreFile.create(path, allowed: create)
         var configuration = Configuration()
         configuration.busyMode = .timeout(30)
@@ -60,7 +60,7 @@ final class SQLiteBackend: StoreBackend {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw .unreadable(path, StoreFile.describe(error))
+            throw StoreError.unreadable(path, StoreFile.describe(error))
         }
     }
 
@@ -75,7 +75,7 @@ final class SQLiteBackend: StoreBackend {
 
     // MARK: - Keys and the document secret
 
-    func readKey() async throws(StoreError) -> (wrapped: String?, holdsTransactions: Bool) {
+    func readKey() async throws -> (wrapped: String?, holdsTransactions: Bool) {
         try await read { db in
             (
                 try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1"),
@@ -84,7 +84,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func recordKey(_ wrapped: String, at time: Date) async throws(StoreError) -> String {
+    func recordKey(_ wrapped: String, at time: Date) async throws -> String {
         try await write(checkingKey: false) { db in
             if let recorded = try String.fetchOne(db, sql: "SELECT wrappedKey FROM storeKeys WHERE id = 1") { return recorded }
             try db.execute(sql: "INSERT INTO storeKeys (id, wrappedKey, createdAt) VALUES (1, ?, ?)", arguments: [wrapped, time])
@@ -94,15 +94,15 @@ final class SQLiteBackend: StoreBackend {
 
     func expectKey(_ wrapped: String?) { expected.withLock { $0 = wrapped } }
 
-    func readDocumentSecret() async throws(StoreError) -> (secret: String, randomIds: Bool)? {
+    func readDocumentSecret() async throws -> (secret: String, randomIds: Bool)? {
         try await read { db in
             try Row.fetchOne(db, sql: "SELECT secret, randomIds FROM documentIdentity WHERE id = 1").map { (try $0.value(0), try $0.value(1)) }
         }
     }
 
     func recordDocumentSecret(
-        _ sealed: String, at time: Date, renaming rename: @escaping @Sendable (String, [LegacyDocument]) throws(StoreError) -> DocumentRenames
-    ) async throws(StoreError) -> (secret: String, renamed: Int) {
+        _ sealed: String, at time: Date, renaming rename: @escaping @Sendable (String, [LegacyDocument]) throws -> DocumentRenames
+    ) async throws -> (secret: String, renamed: Int) {
         try await write { db in
             let existing = try Row.fetchOne(db, sql: "SELECT secret, randomIds FROM documentIdentity WHERE id = 1")
             if let existing, try existing.value(1) as Bool { return (try existing.value(0), 0) }
@@ -144,7 +144,7 @@ final class SQLiteBackend: StoreBackend {
 
     func changeKey(
         from old: String?, to new: String, at time: Date, _ rewrite: @escaping SealedRewrite, refingerprint: @escaping Refingerprint
-    ) async throws(StoreError) -> Int {
+    ) async throws -> Int {
         let location = location
         return try await write(checkingKey: false) { db in
             if let old {
@@ -178,32 +178,32 @@ final class SQLiteBackend: StoreBackend {
     }
 
     /// Rewrites the file without its free pages and empties the WAL, so that removed bytes leave both.
-    func reclaim(resealed: Bool) async throws(StoreError) {
+    func reclaim(resealed: Bool) async throws {
         do {
             try await writer.writeWithoutTransaction { db in
                 try db.execute(sql: "VACUUM")
                 if !db.configuration.readonly, self.writer is DatabasePool { try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
             }
         } catch {
-            throw .database(StoreFile.describe(error))
+            throw StoreError.database(StoreFile.describe(error))
         }
     }
 
     /// `PRAGMA integrity_check`: "ok" when the file is sound.
-    func integrityCheck() async throws(StoreError) -> String {
+    func integrityCheck() async throws -> String {
         try await read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
     }
 
     // MARK: - Reads
 
-    func read(transaction id: String, probe: DocumentProbe?) async throws(StoreError) -> (TransactionRow, ProbeResult?)? {
+    func read(transaction id: String, probe: DocumentProbe?) async throws -> (TransactionRow, ProbeResult?)? {
         try await read { db in
             guard let row = try SQLiteRows.transaction(db, id) else { return nil }
             return (row, try probe.map { try SQLiteRows.probe(db, transaction: id, $0) })
         }
     }
 
-    func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRow, DocumentType)? {
+    func read(ownerOf documentId: String) async throws -> (TransactionRow, DocumentType)? {
         try await read { db in
             guard let document = try SQLiteRows.document(db, documentId) else { return nil }
             guard let row = try SQLiteRows.transaction(db, document.transactionId) else {
@@ -213,11 +213,11 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func document(id: String) async throws(StoreError) -> DocumentRow? {
+    func document(id: String) async throws -> DocumentRow? {
         try await read { db in try SQLiteRows.document(db, id) }
     }
 
-    func report(id: String) async throws(StoreError) -> ReportRows? {
+    func report(id: String) async throws -> ReportRows? {
         try await read { db in
             guard let transaction = try SQLiteRows.transaction(db, id) else { return nil }
             let documents = try Row.fetchAll(db, sql: "SELECT * FROM documents WHERE transactionId = ? ORDER BY createdAt, id", arguments: [id])
@@ -238,15 +238,15 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
+    func submission(documentId: String) async throws -> SubmissionRecord? {
         try await read { db in try SQLiteRows.submissionRow(db, documentId)?.record }
     }
 
-    func protectState(of transactionId: String) async throws(StoreError) -> String? {
+    func protectState(of transactionId: String) async throws -> String? {
         try await read { db in try String.fetchOne(db, sql: "SELECT state FROM protectStates WHERE transactionId = ?", arguments: [transactionId]) }
     }
 
-    func summaries(status: DocumentSubmissionStatus?) async throws(StoreError) -> [SummaryRow] {
+    func summaries(status: DocumentSubmissionStatus?) async throws -> [SummaryRow] {
         try await read { db in
             let rows =
                 if let status {
@@ -261,7 +261,7 @@ final class SQLiteBackend: StoreBackend {
 
     func page(
         status: DocumentSubmissionStatus?, search: String?, limit: Int, after cursor: TransactionCursor?
-    ) async throws(StoreError) -> ([SummaryRow], TransactionCursor?) {
+    ) async throws -> ([SummaryRow], TransactionCursor?) {
         try await read { db in
             var conditions: [SQL] = []
             if let status { conditions.append("submissionStatus = \(status)") }
@@ -279,7 +279,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {
+    func overview(collectedSince since: Date) async throws -> StoreOverview {
         try await read { db in
             var counts: [DocumentSubmissionStatus: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT submissionStatus, count(*) FROM transactions GROUP BY submissionStatus") {
@@ -293,7 +293,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func collectedByMinute(since: Date) async throws(StoreError) -> [String: Int] {
+    func collectedByMinute(since: Date) async throws -> [String: Int] {
         try await read { db in
             // GRDB keeps dates as `yyyy-MM-dd HH:mm:ss.SSS`, UTC: the first 16 characters are the minute.
             var counts: [String: Int] = [:]
@@ -310,7 +310,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
+    func count(of ids: [String], status: DocumentSubmissionStatus) async throws -> Int {
         try await read { db in
             try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM transactions WHERE id IN (SELECT value FROM json_each(?)) AND submissionStatus = ?",
@@ -320,7 +320,7 @@ final class SQLiteBackend: StoreBackend {
 
     // MARK: - Writes
 
-    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> InsertOutcome {
+    func insert(_ new: NewTransaction, state: TransactionState) async throws -> InsertOutcome {
         try await write { db in
             if let existing = try SQLiteRows.transaction(db, new.id) { return .existing(existing) }
             try db.execute(
@@ -340,7 +340,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange? {
+    func write(_ change: StatusChange) async throws -> WrittenChange? {
         try await write { db in
             if let end = change.submission, let type = end.documentType {
                 let owned = try Bool.fetchOne(
@@ -378,14 +378,14 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws(StoreError) -> SubmissionRecord {
+    func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws -> SubmissionRecord {
         try await write { db in
             guard try SQLiteRows.documentExists(db, end.documentId) else { throw StoreError.unknownDocument(end.documentId) }
             return try SQLiteRows.save(db, SubmissionRules.ended(try SQLiteRows.submissionRow(db, end.documentId), end, at: time)).record
         }
     }
 
-    func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError) -> SubmissionClaim {
+    func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws -> SubmissionClaim {
         try await write { db in
             guard try SQLiteRows.documentExists(db, documentId) else { throw StoreError.unknownDocument(documentId) }
             let (claim, row) = SubmissionRules.claim(
@@ -395,7 +395,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
+    func releaseSubmission(documentId: String, owner: String) async throws {
         try await write { db in
             try db.execute(
                 sql: "DELETE FROM submissions WHERE documentId = ? AND claimOwner = ? AND attempts = 0 AND outcome = 'PENDING'",
@@ -406,7 +406,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func setSignals(_ sealed: String, of transactionId: String) async throws(StoreError) -> String?? {
+    func setSignals(_ sealed: String, of transactionId: String) async throws -> String?? {
         try await write { db in
             try db.execute(
                 sql: "UPDATE transactions SET signals = ? WHERE id = ? AND signals IS NULL AND purgedAt IS NULL", arguments: [sealed, transactionId])
@@ -416,8 +416,8 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func updateProtectState<T: Sendable>(
-        of transactionId: String, _ body: @escaping @Sendable (Bool, String?) throws(StoreError) -> (ProtectStateWrite, T)
-    ) async throws(StoreError) -> T? {
+        of transactionId: String, _ body: @escaping @Sendable (Bool, String?) throws -> (ProtectStateWrite, T)
+    ) async throws -> T? {
         try await write { db in
             guard let purged = try Row.fetchOne(db, sql: "SELECT purgedAt IS NOT NULL FROM transactions WHERE id = ?", arguments: [transactionId])
             else { return nil }
@@ -438,7 +438,7 @@ final class SQLiteBackend: StoreBackend {
 
     // MARK: - Retention
 
-    func purgeCandidates(keepNewest: Int?, createdBefore: Date?) async throws(StoreError) -> [PurgeCandidate] {
+    func purgeCandidates(keepNewest: Int?, createdBefore: Date?) async throws -> [PurgeCandidate] {
         try await read { db in
             let beyondCount: SQL =
                 keepNewest.map { "id NOT IN (SELECT id FROM transactions ORDER BY createdAt DESC, id DESC LIMIT \($0))" } ?? "0"
@@ -458,7 +458,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func purge(_ transactions: [(id: String, version: Int64)], at time: Date, reason: String) async throws(StoreError) -> [String] {
+    func purge(_ transactions: [(id: String, version: Int64)], at time: Date, reason: String) async throws -> [String] {
         try await write { db in
             // Freed cells are overwritten, not left in the pages (`reclaim` rewrites the file besides).
             try db.execute(sql: "PRAGMA secure_delete = ON")
@@ -490,7 +490,7 @@ final class SQLiteBackend: StoreBackend {
 
     // They hold no identity data and nothing sealed: written whatever key another process changed to.
 
-    func insertSession(hash: String, expiresAt: Date, at time: Date) async throws(StoreError) {
+    func insertSession(hash: String, expiresAt: Date, at time: Date) async throws {
         try await write(checkingKey: false) { db in
             try db.execute(sql: "DELETE FROM operatorSessions WHERE expiresAt <= ?", arguments: [time])
             try db.execute(
@@ -498,18 +498,18 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func sessionExpiry(hash: String) async throws(StoreError) -> Date? {
+    func sessionExpiry(hash: String) async throws -> Date? {
         try await read { db in try Date.fetchOne(db, sql: "SELECT expiresAt FROM operatorSessions WHERE idHash = ?", arguments: [hash]) }
     }
 
-    func deleteSession(hash: String) async throws(StoreError) {
+    func deleteSession(hash: String) async throws {
         try await write(checkingKey: false) { db in try db.execute(sql: "DELETE FROM operatorSessions WHERE idHash = ?", arguments: [hash]) }
     }
 
     /// In one write transaction, refused once the store's key is no longer the one this process writes under.
-    func write<T: Sendable>(checkingKey: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+    func write<T: Sendable>(checkingKey: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let wrapped = expected.withLock { $0 }
-        if let file, !file.isStillThere { throw .fileGone(location) }
+        if let file, !file.isStillThere { throw StoreError.fileGone(location) }
         do {
             return try await writer.write { db in
                 if checkingKey, try String.fetchOne(db.cachedStatement(sql: SQLiteRows.HotPath.dataKey)) != wrapped {
@@ -520,17 +520,17 @@ final class SQLiteBackend: StoreBackend {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw .database(StoreFile.describe(error))
+            throw StoreError.database(StoreFile.describe(error))
         }
     }
 
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await writer.read(body)
         } catch let error as StoreError {
             throw error
         } catch {
-            throw .database(StoreFile.describe(error))
+            throw StoreError.database(StoreFile.describe(error))
         }
     }
 }

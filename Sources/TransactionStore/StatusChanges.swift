@@ -75,7 +75,7 @@ extension TransactionStore {
     /// Creates the transaction, or returns it unchanged when it exists with the same verification code; another
     /// code is refused (`verificationCodeMismatch`). A transaction this process has seen is checked against its
     /// memory, without a round trip.
-    package func openTransaction(_ new: NewTransaction) async throws(StoreError) -> StoredTransaction {
+    package func openTransaction(_ new: NewTransaction) async throws -> StoredTransaction {
         if let known = recent[new.id]?.transaction { return try Self.sameCode(known, new) }
         let state = TransactionState(policy: new.policy, expiresAt: new.expiresAt)
         let opened: StoredTransaction
@@ -90,7 +90,7 @@ extension TransactionStore {
         case .existing(let row):
             opened = try transactionRead(row).transaction
         case .concurrent:
-            guard let created = try await readRow(transaction: new.id, probe: nil) else { throw .unknownTransaction(new.id) }
+            guard let created = try await readRow(transaction: new.id, probe: nil) else { throw StoreError.unknownTransaction(new.id) }
             opened = created.transaction
         }
         recent.remember(opened)
@@ -99,20 +99,20 @@ extension TransactionStore {
 
     /// A QR for a known transaction must carry the code it was opened with: anyone who saw a transaction's id
     /// could otherwise add documents to it.
-    static func sameCode(_ transaction: StoredTransaction, _ new: NewTransaction) throws(StoreError) -> StoredTransaction {
-        guard transaction.purgedAt == nil else { throw .purged(new.id) }
-        guard transaction.verificationCode == new.verificationCode else { throw .verificationCodeMismatch(new.id) }
+    static func sameCode(_ transaction: StoredTransaction, _ new: NewTransaction) throws -> StoredTransaction {
+        guard transaction.purgedAt == nil else { throw StoreError.purged(new.id) }
+        guard transaction.verificationCode == new.verificationCode else { throw StoreError.verificationCodeMismatch(new.id) }
         return transaction
     }
 
     /// Stores a new document and moves its type to COLLECTED. A document its transaction holds already, under its id
     /// or its content fingerprint (the same input run again), changes nothing: the one recorded is returned. A new one is
     /// its type's next revision in the transaction. Always reads: what is recorded is part of the decision.
-    package func collect(_ document: DocumentRecord, at time: Date) async throws(StoreError) -> CollectOutcome {
+    package func collect(_ document: DocumentRecord, at time: Date) async throws -> CollectOutcome {
         let probe = DocumentProbe(id: document.id, fingerprint: document.contentHash, type: document.type)
-        return try await retrying(document.transactionId, known: false) { _ throws(StoreError) -> CollectOutcome? in
+        return try await retrying(document.transactionId, known: false) { _ throws -> CollectOutcome? in
             guard let read = try await readRow(transaction: document.transactionId, probe: probe) else {
-                throw .unknownTransaction(document.transactionId)
+                throw StoreError.unknownTransaction(document.transactionId)
             }
             if let recorded = read.probe?.recorded {
                 return .alreadyRecorded(
@@ -136,9 +136,9 @@ extension TransactionStore {
     package func apply(
         _ event: DocumentEvent, to type: DocumentType, of transactionId: String, reason: String,
         at time: Date
-    ) async throws(StoreError) -> (StoredTransaction, [TransitionRecord]) {
-        try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, [TransitionRecord])? in
-            guard let read = try await readTransaction(transactionId, unless: known) else { throw .unknownTransaction(transactionId) }
+    ) async throws -> (StoredTransaction, [TransitionRecord]) {
+        try await retrying(transactionId) { known throws -> (StoredTransaction, [TransitionRecord])? in
+            guard let read = try await readTransaction(transactionId, unless: known) else { throw StoreError.unknownTransaction(transactionId) }
             let change = try Self.change(event, to: type, of: read, reason: reason, at: time)
             guard let written = try await backend.write(change) else { return nil }
             return result(of: change, read.transaction, written)
@@ -147,11 +147,11 @@ extension TransactionStore {
 
     /// The transaction's input ended (CONTRACT §1): every document still OPTIONAL becomes SKIPPED, in one write, but
     /// one under review (CONTRACT §12: it holds its transaction open until resolved). nil for an unknown transaction.
-    package func endInput(of transactionId: String, reason: String, at time: Date) async throws(StoreError)
+    package func endInput(of transactionId: String, reason: String, at time: Date) async throws
         -> (StoredTransaction, [TransitionRecord])?
     {
         let underReview = try await backend.openReviewTypes(of: transactionId)
-        return try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, [TransitionRecord])?? in
+        return try await retrying(transactionId) { known throws -> (StoredTransaction, [TransitionRecord])?? in
             guard let read = try await readTransaction(transactionId, unless: known) else { return .some(nil) }
             let missing = read.transaction.state.documents.filter { $0.value == .optional && !underReview.contains($0.key) }.keys
                 .sorted { $0.rawValue < $1.rawValue }
@@ -172,15 +172,15 @@ extension TransactionStore {
     package func finishSubmission(
         documentId: String, type: DocumentType, of transactionId: String, accepted: Bool, error: String?,
         at time: Date
-    ) async throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
-        try await retrying(transactionId) { known throws(StoreError) -> (StoredTransaction, SubmissionRecord, [TransitionRecord])? in
+    ) async throws -> (StoredTransaction, SubmissionRecord, [TransitionRecord]) {
+        try await retrying(transactionId) { known throws -> (StoredTransaction, SubmissionRecord, [TransitionRecord])? in
             let read: TransactionRead
             if let known {
                 read = known
             } else {
                 guard let (row, ownedType) = try await backend.read(ownerOf: documentId), row.id == transactionId, ownedType == type
                 else {
-                    throw .unknownDocument(documentId)
+                    throw StoreError.unknownDocument(documentId)
                 }
                 let owner = try transactionRead(row)
                 recent.remember(owner.transaction)
@@ -201,12 +201,12 @@ extension TransactionStore {
 
     /// The transaction as this process last wrote or read it, without a round trip when it has one; else as stored.
     /// A change another process made since may be missing: for what is sent or shown, never for a decision.
-    package func latestKnown(id transactionId: String) async throws(StoreError) -> StoredTransaction? {
+    package func latestKnown(id transactionId: String) async throws -> StoredTransaction? {
         try await readTransaction(transactionId, unless: recent[transactionId])?.transaction
     }
 
     /// Records an attempt to submit a document and where it stands.
-    package func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws(StoreError)
+    package func recordSubmission(documentId: String, outcome: SubmissionOutcome, error: String?, at time: Date) async throws
         -> SubmissionRecord
     {
         try await backend.saveSubmission(SubmissionEnd(documentId: documentId, outcome: outcome, error: error), at: time)
@@ -215,7 +215,7 @@ extension TransactionStore {
     static func change(
         _ event: DocumentEvent, to type: DocumentType, of read: TransactionRead, reason: String,
         at requested: Date
-    ) throws(StoreError) -> StatusChange {
+    ) throws -> StatusChange {
         try change([(event, type)], of: read, reason: reason, at: requested)
     }
 
@@ -224,7 +224,7 @@ extension TransactionStore {
     static func change(
         _ events: [(DocumentEvent, DocumentType)], of read: TransactionRead, reason: String,
         at requested: Date
-    ) throws(StoreError) -> StatusChange {
+    ) throws -> StatusChange {
         let transaction = read.transaction
         // Callers take the time before their write waits its turn: keep each transaction's history in time order.
         let time = max(requested, transaction.updatedAt)
@@ -236,7 +236,7 @@ extension TransactionStore {
                 transitions += moves
             }
         } catch {
-            throw .transition(error)
+            throw StoreError.transition(error)
         }
         let statuses = next.documents
             .filter { $0.value != transaction.state.documents[$0.key] }
@@ -275,13 +275,13 @@ extension TransactionStore {
     }
 
     /// `known` when there is one, else the transaction as read now (and remembered).
-    private func readTransaction(_ id: String, unless known: TransactionRead?) async throws(StoreError) -> TransactionRead? {
+    private func readTransaction(_ id: String, unless known: TransactionRead?) async throws -> TransactionRead? {
         if let known { return known }
         return try await readRow(transaction: id, probe: nil)
     }
 
     /// The transaction as stored, opened and remembered, and what it holds for `probe`.
-    func readRow(transaction id: String, probe: DocumentProbe?) async throws(StoreError) -> TransactionRead? {
+    func readRow(transaction id: String, probe: DocumentProbe?) async throws -> TransactionRead? {
         guard let (row, found) = try await backend.read(transaction: id, probe: probe) else { return nil }
         var read = try transactionRead(row)
         read.probe = found
@@ -295,20 +295,20 @@ extension TransactionStore {
     /// mean it went stale, so every later attempt gets nil and reads.
     private func retrying<T>(
         _ transactionId: String, known useKnown: Bool = true,
-        _ step: (_ known: TransactionRead?) async throws(StoreError) -> T?
-    ) async throws(StoreError) -> T {
-        try await turns.withTurn(transactionId) { () throws(StoreError) -> T in
+        _ step: (_ known: TransactionRead?) async throws -> T?
+    ) async throws -> T {
+        try await turns.withTurn(transactionId) { () throws -> T in
             var known = useKnown ? recent[transactionId] : nil
             for _ in 0..<Self.maximumAttempts {
                 let guess = known
                 known = nil
-                do throws(StoreError) {
+                do throws {
                     if let result = try await step(guess) { return result }
                 } catch {
-                    guard guess != nil, case .transition = error else { throw error }
+                    guard guess != nil, (error as? StoreError)?.code == .transition else { throw error }
                 }
             }
-            throw .database("the transaction kept changing under \(Self.maximumAttempts) attempts to write it")
+            throw StoreError.database("the transaction kept changing under \(Self.maximumAttempts) attempts to write it")
         }
     }
 }

@@ -90,10 +90,10 @@ struct DocumentRename: Sendable {
 
 /// A sealed value as the store turns it into another (sealed under a new key, or naming renamed documents); the
 /// same string when nothing changes.
-package typealias SealedRewrite = @Sendable (_ stored: String, _ column: SealedColumn, _ row: String) throws(StoreError) -> String
+package typealias SealedRewrite = @Sendable (_ stored: String, _ column: SealedColumn, _ row: String) throws -> String
 
 /// A document's fingerprint under a new document secret, from its content digest as stored (sealed under the old key).
-typealias Refingerprint = @Sendable (_ storedDigest: String, _ documentId: String) throws(StoreError) -> String
+typealias Refingerprint = @Sendable (_ storedDigest: String, _ documentId: String) throws -> String
 
 /// What the store decided for the documents an earlier release named, and how to rewrite the sealed texts that name
 /// them (other parts' values included).
@@ -157,120 +157,120 @@ protocol StoreBackend: Sendable {
     // MARK: Keys and the document secret
 
     /// The data key as the store keeps it wrapped (nil: the store is in clear), and whether it holds transactions.
-    func readKey() async throws(StoreError) -> (wrapped: String?, holdsTransactions: Bool)
+    func readKey() async throws -> (wrapped: String?, holdsTransactions: Bool)
     /// Records a new store's wrapped data key unless one is recorded already; returns the one recorded.
-    func recordKey(_ wrapped: String, at time: Date) async throws(StoreError) -> String
+    func recordKey(_ wrapped: String, at time: Date) async throws -> String
     /// This process writes only while the recorded key is `wrapped`: once another encrypted the store or rotated its
     /// key, its values would not open among the others (`StoreError.keyChangedElsewhere`).
     func expectKey(_ wrapped: String?)
     /// The document secret as stored (sealed in an encrypted store), and whether the store's documents have random
     /// ids (false: an earlier release named them from their content); nil when the store has no secret yet.
-    func readDocumentSecret() async throws(StoreError) -> (secret: String, randomIds: Bool)?
+    func readDocumentSecret() async throws -> (secret: String, randomIds: Bool)?
     /// Records `sealed` as the secret unless the store has one (then keeps that one), and, unless the documents have
     /// random ids already, renames every document as `rename` decides (given the secret in force) and records that
     /// they have, in one database transaction. Returns the secret recorded and how many documents were renamed.
     func recordDocumentSecret(
         _ sealed: String, at time: Date,
-        renaming rename: @escaping @Sendable (_ secret: String, [LegacyDocument]) throws(StoreError) -> DocumentRenames
-    ) async throws(StoreError) -> (secret: String, renamed: Int)
+        renaming rename: @escaping @Sendable (_ secret: String, [LegacyDocument]) throws -> DocumentRenames
+    ) async throws -> (secret: String, renamed: Int)
     /// Replaces the recorded key `old` (nil: none, the store is in clear) with `new`, every sealed value with
     /// `rewrite` of it, and every content fingerprint with `refingerprint` of its document's digest (a document
     /// without one keeps no fingerprint), in one database transaction; returns how many values. Refused when the key
     /// is not `old`.
     func changeKey(
         from old: String?, to new: String, at time: Date, _ rewrite: @escaping SealedRewrite, refingerprint: @escaping Refingerprint
-    ) async throws(StoreError) -> Int
+    ) async throws -> Int
     /// Rewrites what holds removed or replaced values (after a purge, `resealed` after a key change), so that they
     /// leave the files.
-    func reclaim(resealed: Bool) async throws(StoreError)
+    func reclaim(resealed: Bool) async throws
 
     // MARK: Reads
 
     /// The transaction, and what it holds for `probe` (nil when not asked).
-    func read(transaction id: String, probe: DocumentProbe?) async throws(StoreError) -> (TransactionRow, ProbeResult?)?
+    func read(transaction id: String, probe: DocumentProbe?) async throws -> (TransactionRow, ProbeResult?)?
     /// The transaction that owns a document, and the document's type.
-    func read(ownerOf documentId: String) async throws(StoreError) -> (TransactionRow, DocumentType)?
-    func document(id: String) async throws(StoreError) -> DocumentRow?
-    func report(id: String) async throws(StoreError) -> ReportRows?
-    func submission(documentId: String) async throws(StoreError) -> SubmissionRecord?
+    func read(ownerOf documentId: String) async throws -> (TransactionRow, DocumentType)?
+    func document(id: String) async throws -> DocumentRow?
+    func report(id: String) async throws -> ReportRows?
+    func submission(documentId: String) async throws -> SubmissionRecord?
     /// Protect's state as its column holds it.
-    func protectState(of transactionId: String) async throws(StoreError) -> String?
-    func summaries(status: DocumentSubmissionStatus?) async throws(StoreError) -> [SummaryRow]
+    func protectState(of transactionId: String) async throws -> String?
+    func summaries(status: DocumentSubmissionStatus?) async throws -> [SummaryRow]
     /// One page of the list, newest change first, and the cursor of its last line when more follow.
     func page(
         status: DocumentSubmissionStatus?, search: String?, limit: Int, after cursor: TransactionCursor?
-    ) async throws(StoreError) -> ([SummaryRow], TransactionCursor?)
-    func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview
+    ) async throws -> ([SummaryRow], TransactionCursor?)
+    func overview(collectedSince since: Date) async throws -> StoreOverview
     /// Documents collected since `since`, by minute (UTC, `yyyy-MM-dd HH:mm`), from the transitions' time index.
-    func collectedByMinute(since: Date) async throws(StoreError) -> [String: Int]
-    func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int
+    func collectedByMinute(since: Date) async throws -> [String: Int]
+    func count(of ids: [String], status: DocumentSubmissionStatus) async throws -> Int
 
     // MARK: Writes
 
     /// Inserts the transaction (its values sealed already) and its statuses unless it exists, in one round trip.
-    func insert(_ new: NewTransaction, state: TransactionState) async throws(StoreError) -> InsertOutcome
+    func insert(_ new: NewTransaction, state: TransactionState) async throws -> InsertOutcome
     /// Writes the change in one database transaction if the transaction is still at `change.version` (and bumps it),
     /// and a submission's document is the transaction's; nil, having written nothing, when not.
-    func write(_ change: StatusChange) async throws(StoreError) -> WrittenChange?
+    func write(_ change: StatusChange) async throws -> WrittenChange?
     /// Records an attempt without a status change, by `SubmissionRules.ended`.
-    func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws(StoreError) -> SubmissionRecord
+    func saveSubmission(_ end: SubmissionEnd, at time: Date) async throws -> SubmissionRecord
     /// Claims by `SubmissionRules.claim`, in one database transaction.
-    func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError) -> SubmissionClaim
-    func releaseSubmission(documentId: String, owner: String) async throws(StoreError)
+    func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws -> SubmissionClaim
+    func releaseSubmission(documentId: String, owner: String) async throws
     /// Stores the signals unless the transaction has some or was purged; returns what it holds (nil: no such
     /// transaction).
-    func setSignals(_ sealed: String, of transactionId: String) async throws(StoreError) -> String??
+    func setSignals(_ sealed: String, of transactionId: String) async throws -> String??
     /// Reads Protect's state with the transaction locked against other updates of it, and writes what `body` decides.
     /// `body` gets whether the transaction was purged. Nil when there is no such transaction.
     func updateProtectState<T: Sendable>(
-        of transactionId: String, _ body: @escaping @Sendable (_ purged: Bool, _ stored: String?) throws(StoreError) -> (ProtectStateWrite, T)
-    ) async throws(StoreError) -> T?
+        of transactionId: String, _ body: @escaping @Sendable (_ purged: Bool, _ stored: String?) throws -> (ProtectStateWrite, T)
+    ) async throws -> T?
 
     // MARK: Retention
 
     /// The transactions not purged yet that are beyond the newest `keepNewest` (by creation) or created before
     /// `createdBefore`, oldest first.
-    func purgeCandidates(keepNewest: Int?, createdBefore: Date?) async throws(StoreError) -> [PurgeCandidate]
+    func purgeCandidates(keepNewest: Int?, createdBefore: Date?) async throws -> [PurgeCandidate]
     /// Empties the identity data of the transactions still at their version (their documents' fields, content
     /// fingerprints and digests too), records the purge in their history, in one database transaction; returns the ids
     /// it purged.
-    func purge(_ transactions: [(id: String, version: Int64)], at time: Date, reason: String) async throws(StoreError) -> [String]
+    func purge(_ transactions: [(id: String, version: Int64)], at time: Date, reason: String) async throws -> [String]
 
     // MARK: Reviews
 
     /// Records a failure: a review of its own for an unattached one; for one attached to a transaction, the review of its
     /// document type, made or opened again (one more attempt, the new error and inputs, any claim ended), with a history
     /// row. Inputs are kept only while those kept stay within `maxStoreBytes` (else `storeFull`).
-    func recordReview(_ write: ReviewWrite, maxStoreBytes: Int, at time: Date) async throws(StoreError) -> ReviewEntry
-    func reviews(_ filter: ReviewFilter, limit: Int, offset: Int) async throws(StoreError) -> [ReviewEntry]
-    func review(id: Int64) async throws(StoreError) -> ReviewEntry?
-    func review(transactionId: String, type: DocumentType) async throws(StoreError) -> ReviewEntry?
+    func recordReview(_ write: ReviewWrite, maxStoreBytes: Int, at time: Date) async throws -> ReviewEntry
+    func reviews(_ filter: ReviewFilter, limit: Int, offset: Int) async throws -> [ReviewEntry]
+    func review(id: Int64) async throws -> ReviewEntry?
+    func review(transactionId: String, type: DocumentType) async throws -> ReviewEntry?
     /// The review's inputs as stored (sealed in an encrypted store).
-    func reviewInputs(id: Int64) async throws(StoreError) -> String?
+    func reviewInputs(id: Int64) async throws -> String?
     /// Takes an open review for `action` unless another owner holds it unexpired, recording the action it will close
     /// with; with `history`, a history row on the transaction.
     func claimReview(
         id: Int64, owner: String, action: ReviewAction, operator name: String, until expiry: Date, at time: Date, history: String?
-    ) async throws(StoreError) -> ReviewClaim
+    ) async throws -> ReviewClaim
     /// Closes the open review `owner` holds as `state`, with a history row; false when it is not open or not theirs.
     func resolveReview(
         id: Int64, owner: String, state: ReviewState, resolution: String?, note: String?, at time: Date, history: String
-    ) async throws(StoreError) -> Bool
+    ) async throws -> Bool
     /// Ends `owner`'s claim on the review without closing it.
-    func releaseReview(id: Int64, owner: String) async throws(StoreError)
+    func releaseReview(id: Int64, owner: String) async throws
     /// A history row on the review's transaction (an export).
-    func recordReviewEvent(id: Int64, at time: Date, history: String) async throws(StoreError)
+    func recordReviewEvent(id: Int64, at time: Date, history: String) async throws
     /// The document types of the transaction with an open review.
-    func openReviewTypes(of transactionId: String) async throws(StoreError) -> Set<DocumentType>
-    func reviewCounts() async throws(StoreError) -> ReviewCounts
+    func openReviewTypes(of transactionId: String) async throws -> Set<DocumentType>
+    func reviewCounts() async throws -> ReviewCounts
     /// Removes the kept inputs of reviews that failed before `time` (`ReviewInputs.expired`); returns how many.
-    func expireReviewInputs(failedBefore time: Date) async throws(StoreError) -> Int
+    func expireReviewInputs(failedBefore time: Date) async throws -> Int
 
     // MARK: The operator's view's sessions
 
     /// Records a session by its id's hash, after deleting every session expired at `time`.
-    func insertSession(hash: String, expiresAt: Date, at time: Date) async throws(StoreError)
+    func insertSession(hash: String, expiresAt: Date, at time: Date) async throws
     /// The session's expiry; nil when there is no such session.
-    func sessionExpiry(hash: String) async throws(StoreError) -> Date?
-    func deleteSession(hash: String) async throws(StoreError)
+    func sessionExpiry(hash: String) async throws -> Date?
+    func deleteSession(hash: String) async throws
 }

@@ -17,7 +17,7 @@ package struct StoreDatabase: Sendable {
 
     package func withConnection<T: Sendable>(
         answerWithin deadline: Duration? = Self.answerTimeout, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
-    ) async throws(StoreError) -> T {
+    ) async throws -> T {
         let client = client
         return try await Self.bounded(deadline) { try await client.withConnection { connection in try await body(connection) } }
     }
@@ -25,7 +25,7 @@ package struct StoreDatabase: Sendable {
     /// `body` in one database transaction, committed when it returns, rolled back when it throws.
     package func transaction<T: Sendable>(
         answerWithin deadline: Duration? = Self.answerTimeout, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
-    ) async throws(StoreError) -> T {
+    ) async throws -> T {
         let client = client, logger = logger
         return try await Self.bounded(deadline) {
             try await client.withTransaction(logger: logger) { connection in try await body(connection) }
@@ -42,7 +42,7 @@ package struct StoreDatabase: Sendable {
     /// cancelled with the caller or at the deadline; one that ignores its cancellation is left behind, not waited for.
     static func bounded<T: Sendable>(
         _ deadline: Duration?, _ operation: @escaping @Sendable () async throws -> T
-    ) async throws(StoreError) -> T {
+    ) async throws -> T {
         guard let deadline else {
             do { return try await operation() } catch { throw storeError(error) }
         }
@@ -75,7 +75,7 @@ package struct StoreDatabase: Sendable {
     package func migrate(
         ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [],
         renamed: [String: String] = [:], adoptingFrom previous: String? = nil
-    ) async throws(StoreError) {
+    ) async throws {
         let location = location, logger = logger
         try await transaction(answerWithin: nil) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
@@ -125,7 +125,7 @@ package struct StoreDatabase: Sendable {
     package func requireMigrations(
         ledger: String, _ migrations: [(String, [String])], retired: Set<String> = [], renamed: [String: String] = [:],
         complete: Bool = false
-    ) async throws(StoreError) {
+    ) async throws {
         let logger = logger
         let recorded = try await withConnection { connection in try await Self.identifiers(in: ledger, connection, logger: logger) }
         guard let recorded else { throw StoreError.cannotOpen("no store in \(location)") }

@@ -14,16 +14,16 @@ package struct KeyEncryptionKey: @unchecked Sendable {  // SymmetricKey is immut
 
     /// The key in `variable`; nil when the variable is unset or empty; an error when it holds no 256-bit key.
     package static func from(variable: String, environment: [String: String] = ProcessInfo.processInfo.environment)
-        throws(StoreError) -> KeyEncryptionKey?
+        throws -> KeyEncryptionKey?
     {
         guard let text = environment[variable]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }
         let bytes = text.count == 64 ? Data(hexString: text) : Data(base64Encoded: text)
         guard let bytes, bytes.count == 32 else {
-            throw .cannotOpen("\(variable) must hold a 256-bit key: 32 random bytes in base64 (openssl rand -base64 32) or 64 hex digits")
+            throw StoreError.cannotOpen("\(variable) must hold a 256-bit key: 32 random bytes in base64 (openssl rand -base64 32) or 64 hex digits")
         }
         // One byte 32 times (all zeros, a placeholder) is no secret: random bytes are never that.
         guard Set(bytes).count > 1 else {
-            throw .cannotOpen("\(variable) holds one byte repeated, not a key: use 32 random bytes (openssl rand -base64 32)")
+            throw StoreError.cannotOpen("\(variable) holds one byte repeated, not a key: use 32 random bytes (openssl rand -base64 32)")
         }
         return KeyEncryptionKey(key: SymmetricKey(data: bytes), variable: variable)
     }
@@ -31,12 +31,12 @@ package struct KeyEncryptionKey: @unchecked Sendable {  // SymmetricKey is immut
     package func isSameKey(as other: KeyEncryptionKey) -> Bool { key == other.key }
 
     /// The data key sealed under this key: what the store keeps.
-    func wrap(_ dataKey: DataKey) throws(StoreError) -> String {
+    func wrap(_ dataKey: DataKey) throws -> String {
         do {
             let bytes = dataKey.key.withUnsafeBytes { Data($0) }
             return try AES.GCM.seal(bytes, using: key, authenticating: Self.wrapping).combined!.base64EncodedString()
         } catch {
-            throw .database("the data key could not be wrapped")
+            throw StoreError.database("the data key could not be wrapped")
         }
     }
 
@@ -108,18 +108,18 @@ package enum StoreSealing: Sendable {
 
     package var isSealed: Bool { if case .sealed = self { true } else { false } }
 
-    package func seal(_ text: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
+    package func seal(_ text: String, _ column: SealedColumn, row: String) throws -> String {
         guard case .sealed(let dataKey) = self else { return text }
         do {
             let box = try AES.GCM.seal(Data(text.utf8), using: dataKey.key, authenticating: Self.place(column, row))
             return Self.prefix + box.combined!.base64EncodedString()
         } catch {
-            throw .database("a value could not be sealed")
+            throw StoreError.database("a value could not be sealed")
         }
     }
 
     /// The value as written: in a sealed store, every value must open under the data key at its own place.
-    package func open(_ stored: String, _ column: SealedColumn, row: String) throws(StoreError) -> String {
+    package func open(_ stored: String, _ column: SealedColumn, row: String) throws -> String {
         guard case .sealed(let dataKey) = self else { return stored }
         let text = stored.dropFirst(Self.prefix.count)
         // Canonical base64 only: a changed padding bit must not decode to the same bytes.
@@ -127,17 +127,17 @@ package enum StoreSealing: Sendable {
             let box = try? AES.GCM.SealedBox(combined: combined),
             let plain = try? AES.GCM.open(box, using: dataKey.key, authenticating: Self.place(column, row))
         else {
-            throw .tampered("\(column.rawValue) of \(row)")
+            throw StoreError.tampered("\(column.rawValue) of \(row)")
         }
         return String(decoding: plain, as: UTF8.self)
     }
 
-    func seal(optional text: String?, _ column: SealedColumn, row: String) throws(StoreError) -> String? {
+    func seal(optional text: String?, _ column: SealedColumn, row: String) throws -> String? {
         guard let text else { return nil }
         return try seal(text, column, row: row)
     }
 
-    func open(optional stored: String?, _ column: SealedColumn, row: String) throws(StoreError) -> String? {
+    func open(optional stored: String?, _ column: SealedColumn, row: String) throws -> String? {
         guard let stored else { return nil }
         return try open(stored, column, row: row)
     }
@@ -151,21 +151,21 @@ package enum StoreSealing: Sendable {
     static func decide(
         wrapped: String?, holdsTransactions: Bool, _ encryption: StoreEncryption,
         location: String
-    ) throws(StoreError) -> (StoreSealing, newWrapped: String?) {
+    ) throws -> (StoreSealing, newWrapped: String?) {
         if let wrapped {
             guard let key = encryption.key else {
-                throw .cannotOpen(
+                throw StoreError.cannotOpen(
                     "\(location) is encrypted: set \(KeyEncryptionKey.defaultVariable) (or the variable the pipeline's store.encryption.keyEnv names) to its key-encryption key"
                 )
             }
             guard let dataKey = key.unwrap(wrapped) else {
-                throw .cannotOpen("the key in \(key.variable) does not open \(location) (a wrong key, or one rotated out)")
+                throw StoreError.cannotOpen("the key in \(key.variable) does not open \(location) (a wrong key, or one rotated out)")
             }
             return (.sealed(dataKey), nil)
         }
         guard case .required(let key) = encryption else { return (.clear, nil) }
         guard !holdsTransactions else {
-            throw .cannotOpen(
+            throw StoreError.cannotOpen(
                 "\(location) holds identity data in clear: encrypt it first with `verify-pipeline store encrypt`, or set store.encryption.enabled: false"
             )
         }

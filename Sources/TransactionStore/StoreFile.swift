@@ -8,13 +8,13 @@ enum StoreFile {
     /// process may create it first (EEXIST): both then open the same store. A symlink to a file not there yet (a store
     /// kept on another volume) has that file created, 0600 too: O_EXCL would refuse the link itself. Returns whether
     /// it existed.
-    static func create(_ path: String, allowed: Bool) throws(StoreError) -> Bool {
+    static func create(_ path: String, allowed: Bool) throws -> Bool {
         if FileManager.default.fileExists(atPath: path) { return true }
-        guard allowed else { throw .cannotOpen("no store at \(path)") }
+        guard allowed else { throw StoreError.cannotOpen("no store at \(path)") }
         var link = stat()
         let dangling = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
         let descriptor = Foundation.open(path, O_CREAT | O_WRONLY | O_CLOEXEC | (dangling ? 0 : O_EXCL), 0o600)
-        guard descriptor >= 0 || errno == EEXIST else { throw .cannotOpen("cannot create \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 || errno == EEXIST else { throw StoreError.cannotOpen("cannot create \(path): \(String(cString: strerror(errno)))") }
         if descriptor >= 0 { close(descriptor) }
         return false
     }

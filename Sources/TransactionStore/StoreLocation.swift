@@ -14,9 +14,9 @@ package enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     package static let defaultLocation = StoreLocation.sqlite(path: "./verify-pipeline.sqlite")
 
     /// `sqlite:PATH`, `sqlite://PATH`, a plain path, or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`.
-    package init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) {
+    package init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let text = text.trimmingCharacters(in: .whitespaces)
-        guard !text.isEmpty else { throw .cannotOpen("the store location is empty") }
+        guard !text.isEmpty else { throw StoreError.cannotOpen("the store location is empty") }
         if text.hasPrefix("sqlite://") {
             self = .sqlite(path: String(text.dropFirst("sqlite://".count)))
         } else if text.hasPrefix("sqlite:") {
@@ -24,14 +24,14 @@ package enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
             self = .postgres(try PostgresLocation(parsing: text, environment: environment))
         } else if let scheme = text.range(of: "://").map({ text[..<$0.lowerBound] }) {
-            throw .cannotOpen("unsupported store '\(scheme)://' (use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE)")
+            throw StoreError.cannotOpen("unsupported store '\(scheme)://' (use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE)")
         } else {
             self = .sqlite(path: text)
         }
     }
 
     /// The `--store` value if given, else the environment's, else `./verify-pipeline.sqlite`.
-    package static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError)
+    package static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws
         -> StoreLocation
     {
         if let option { return try StoreLocation(parsing: option, environment: environment) }
@@ -100,14 +100,14 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     package var rootCertificate: String?
     package var connectTimeoutSeconds = 10
 
-    init(parsing text: String, environment: [String: String]) throws(StoreError) {
+    init(parsing text: String, environment: [String: String]) throws {
         guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty,
             let user = components.user, !user.isEmpty
         else {
-            throw .cannotOpen("a PostgreSQL store is postgres://USER@HOST:PORT/DATABASE")
+            throw StoreError.cannotOpen("a PostgreSQL store is postgres://USER@HOST:PORT/DATABASE")
         }
         let database = String(components.path.drop { $0 == "/" })
-        guard !database.isEmpty else { throw .cannotOpen("the PostgreSQL store URL names no database") }
+        guard !database.isEmpty else { throw StoreError.cannotOpen("the PostgreSQL store URL names no database") }
         self.host = host
         port = components.port ?? 5432
         self.user = user
@@ -118,29 +118,29 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             switch item.name {
             case "sslmode":
                 guard let mode = SSLMode(rawValue: value) else {
-                    throw .cannotOpen("sslmode must be one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw StoreError.cannotOpen("sslmode must be one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 sslMode = mode
             case "sslrootcert":
                 rootCertificate = value
             case "connectTimeoutSeconds", "connect_timeout":
                 guard let seconds = Int(value), (1...600).contains(seconds) else {
-                    throw .cannotOpen("\(item.name) must be a whole number of seconds from 1 to 600")
+                    throw StoreError.cannotOpen("\(item.name) must be a whole number of seconds from 1 to 600")
                 }
                 connectTimeoutSeconds = seconds
             default:
-                throw .cannotOpen(
+                throw StoreError.cannotOpen(
                     "the PostgreSQL store URL has an unknown option '\(item.name)' (known: sslmode, sslrootcert, connectTimeoutSeconds)")
             }
         }
         if rootCertificate != nil, sslMode != .verifyCA, sslMode != .verifyFull {
-            throw .cannotOpen("sslrootcert needs sslmode=verify-ca or verify-full")
+            throw StoreError.cannotOpen("sslrootcert needs sslmode=verify-ca or verify-full")
         }
     }
 
     /// The TLS settings `sslmode` asks for, as libpq reads them: `prefer` and `require` encrypt without checking
     /// whom they talk to; `verify-ca` checks the certificate's chain, `verify-full` its host name too.
-    func tlsConfiguration() throws(StoreError) -> TLSConfiguration? {
+    func tlsConfiguration() throws -> TLSConfiguration? {
         guard sslMode != .disable else { return nil }
         var tls = TLSConfiguration.makeClientConfiguration()
         switch sslMode {
@@ -150,7 +150,7 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         }
         if let rootCertificate {
             let certificates = (try? NIOSSLCertificate.fromPEMFile(rootCertificate)) ?? []
-            guard !certificates.isEmpty else { throw .cannotOpen("cannot read sslrootcert \(rootCertificate) as PEM certificates") }
+            guard !certificates.isEmpty else { throw StoreError.cannotOpen("cannot read sslrootcert \(rootCertificate) as PEM certificates") }
             tls.trustRoots = .certificates(certificates)
         }
         return tls
@@ -184,9 +184,8 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             do {
                 return try await openOnce(
                     in: database, create: create, readOnly: readOnly, encryption: encryption, logger: logger, neighbours: neighbours)
-            } catch let error as StoreError {
-                guard case .database(let message) = error else { throw error }
-                failure = message
+            } catch let error as StoreError where error.code == .database {
+                failure = error.detail
             }
             guard let pause = pauses.popFirst(), !Task.isCancelled else { throw StoreError.cannotOpen("\(description): \(failure)") }
             logger.notice("the store could not be opened; trying again", metadata: ["pause": "\(pause)"])
@@ -213,7 +212,7 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     /// Connects once, within the connect timeout, before the pool starts: the pool itself retries a refused connection
     /// or a wrong password for ever, so a command would hang without a word. Any failure is `cannotOpen` with the
     /// server's or the network's reason (never the password).
-    func probe(tls configuration: TLSConfiguration?, logger: Logger) async throws(StoreError) {
+    func probe(tls configuration: TLSConfiguration?, logger: Logger) async throws {
         let tls: PostgresConnection.Configuration.TLS
         do {
             switch (sslMode, configuration) {
@@ -222,7 +221,7 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             case (_, nil): tls = .disable
             }
         } catch {
-            throw .cannotOpen("\(description): cannot set up TLS (\(error))")
+            throw StoreError.cannotOpen("\(description): cannot set up TLS (\(error))")
         }
         var settings = PostgresConnection.Configuration(
             host: host, port: port, username: user, password: password,
@@ -251,7 +250,7 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         }
         // The first answer wins (a promise completes once); a log-in that ends after the deadline is closed unused.
         let failure = try? await outcome.futureResult.get()
-        if let failure { throw .cannotOpen("\(description): \(failure)") }
+        if let failure { throw StoreError.cannotOpen("\(description): \(failure)") }
     }
 
     static func silence(_ timeout: Int) -> String { "no answer within \(timeout) s (connectTimeoutSeconds)" }
@@ -307,7 +306,7 @@ package struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The connection pool, not yet running, after a probe that fails fast.
-    func makeClient(logger: Logger) async throws(StoreError) -> PostgresClient {
+    func makeClient(logger: Logger) async throws -> PostgresClient {
         // Read once (the CA file included) for the probe and the pool.
         let tlsConfiguration = try tlsConfiguration()
         try await probe(tls: tlsConfiguration, logger: logger)
@@ -350,7 +349,7 @@ package struct StoreConnection: Sendable {
         return pool
     }
 
-    package static func connect(to location: StoreLocation, logger: Logger) async throws(StoreError) -> StoreConnection {
+    package static func connect(to location: StoreLocation, logger: Logger) async throws -> StoreConnection {
         switch location {
         case .sqlite(let path): StoreConnection(kind: .sqlite(path: path))
         case .postgres(let postgres): StoreConnection(kind: .postgres(postgres, try await postgres.makeClient(logger: logger)))
@@ -382,17 +381,17 @@ extension TransactionStore {
     package static func sqlite(
         path: String, create: Bool = true, readOnly: Bool = false, encryption: StoreEncryption = .ifEncrypted(nil),
         logger: Logger = Logger(label: "verify-pipeline.store")
-    ) async throws(StoreError) -> TransactionStore {
+    ) async throws -> TransactionStore {
         let backend = try SQLiteBackend.file(path: path, create: create, readOnly: readOnly, logger: logger)
         do {
             return try await TransactionStore(backend: backend, encryption: encryption, logger: logger)
-        } catch .database(let message) {
-            throw .cannotOpen("\(path): \(message)")
+        } catch let error as StoreError where error.code == .database {
+            throw StoreError.cannotOpen("\(path): \(error.detail)")
         }
     }
 
     /// SQLite's `PRAGMA integrity_check` ("ok" when the file is sound); nil for a PostgreSQL store.
-    package func integrityCheck() async throws(StoreError) -> String? {
+    package func integrityCheck() async throws -> String? {
         try await (backend as? SQLiteBackend)?.integrityCheck()
     }
 

@@ -153,89 +153,143 @@ package enum CollectOutcome: Sendable, Equatable {
     case alreadyRecorded(StoredTransaction, RecordedDocument)
 }
 
-package enum StoreError: CodedError, Equatable, CustomStringConvertible {
-    /// The model refused the move; nothing was written.
-    case transition(TransitionError)
-    case unknownTransaction(String)
-    /// A QR names a known transaction with another verification code.
-    case verificationCodeMismatch(String)
-    case unknownDocument(String)
-    /// The store cannot be opened or created (a configuration error).
-    case cannotOpen(String)
-    /// The store was written by a newer verify-pipeline.
-    case newerSchema(String)
-    /// A command that only reads met a store that misses this version's last migrations.
-    static func olderSchema(_ location: String, missing: Int) -> StoreError {
-        .cannotOpen(
-            "the store at \(location) misses \(missing) of this version's schema migrations (an earlier verify-pipeline wrote it): "
+/// A store failure: a code to tell failures apart by (as PostgresNIO's `PSQLError` has), the detail it names (an id,
+/// a location, the database's message; never a document value), and the sentence a person reads.
+package struct StoreError: CodedError, Equatable, CustomStringConvertible {
+    /// What went wrong, to match on: `error.code == .tampered`.
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
+        package let description: String
+        private init(_ name: String) { description = name }
+
+        /// The model refused the move; nothing was written.
+        package static let transition = Code("transition")
+        package static let unknownTransaction = Code("unknownTransaction")
+        /// A QR names a known transaction with another verification code.
+        package static let verificationCodeMismatch = Code("verificationCodeMismatch")
+        package static let unknownDocument = Code("unknownDocument")
+        /// The store cannot be opened or created (a configuration error).
+        package static let cannotOpen = Code("cannotOpen")
+        /// A command that only reads met a store that misses this version's last migrations.
+        package static let olderSchema = Code("olderSchema")
+        /// The store was written by a newer verify-pipeline.
+        package static let newerSchema = Code("newerSchema")
+        /// Another process encrypted the store, or rotated its key, after this one opened it.
+        package static let keyChangedElsewhere = Code("keyChangedElsewhere")
+        /// `encrypt` or `rotate-key` found the key not as this process opened it.
+        package static let keyNotAsOpened = Code("keyNotAsOpened")
+        /// PostgreSQL: a key change needs the store to itself.
+        package static let othersConnected = Code("othersConnected")
+        /// The store's file was deleted, moved or replaced while this process had it open.
+        package static let fileGone = Code("fileGone")
+        /// A file that is not a store, or one SQLite cannot open.
+        package static let unreadable = Code("unreadable")
+        /// The database failed a statement or did not answer: the store could not be asked, for now.
+        package static let database = Code("database")
+        /// The task was cancelled while it waited to write.
+        package static let cancelled = Code("cancelled")
+        /// A sealed value does not open where it is (its column and row): it was changed, or copied from elsewhere.
+        package static let tampered = Code("tampered")
+        /// The retention policy purged the transaction's data: it takes no more documents.
+        package static let purged = Code("purged")
+    }
+
+    package var code: Code
+    /// What it names: a transaction's or document's id, the store's location, a sealed value's place, the database's
+    /// message.
+    package var detail: String
+    /// The model's refusal, for `.transition`.
+    package var transitionError: TransitionError?
+    package let description: String
+
+    private init(_ code: Code, _ detail: String, _ description: String, transition: TransitionError? = nil) {
+        (self.code, self.detail, self.description, self.transitionError) = (code, detail, description, transition)
+    }
+
+    package static func transition(_ error: TransitionError) -> StoreError {
+        StoreError(.transition, error.description, error.description, transition: error)
+    }
+    package static func unknownTransaction(_ id: String) -> StoreError {
+        StoreError(.unknownTransaction, id, "no transaction '\(id)' in the store")
+    }
+    package static func verificationCodeMismatch(_ id: String) -> StoreError {
+        StoreError(.verificationCodeMismatch, id, "the QR's verification code is not the one transaction '\(id)' was opened with")
+    }
+    package static func unknownDocument(_ id: String) -> StoreError { StoreError(.unknownDocument, id, "no document '\(id)' in the store") }
+    package static func cannotOpen(_ reason: String) -> StoreError { StoreError(.cannotOpen, reason, "cannot open the store: \(reason)") }
+    package static func newerSchema(_ location: String) -> StoreError {
+        StoreError(.newerSchema, location, "the store at \(location) was written by a newer verify-pipeline; upgrade to read it")
+    }
+    package static func olderSchema(_ location: String, missing: Int) -> StoreError {
+        StoreError(
+            .olderSchema, location,
+            "cannot open the store: the store at \(location) misses \(missing) of this version's schema migrations (an earlier verify-pipeline wrote it): "
                 + "a command that writes to it (run, stream, enqueue or worker) brings it up to date")
     }
-    /// Another process encrypted the store, or rotated its key, after this one opened it.
-    static func keyChangedElsewhere(wasEncrypted: Bool) -> StoreError {
-        .cannotOpen(
+    package static func keyChangedElsewhere(wasEncrypted: Bool) -> StoreError {
+        StoreError(
+            .keyChangedElsewhere, "",
             wasEncrypted
-                ? "the store's data key was rotated by another process: start this one again with the store's current key"
-                : "the store was encrypted by another process while this one wrote in clear: start it again with the store's key")
+                ? "cannot open the store: the store's data key was rotated by another process: start this one again with the store's current key"
+                : "cannot open the store: the store was encrypted by another process while this one wrote in clear: start it again with the store's key"
+        )
     }
-    /// `encrypt` or `rotate-key` found the key not as this process opened it.
-    static func keyNotAsOpened(_ location: String, encrypting: Bool) -> StoreError {
-        .cannotOpen(
+    package static func keyNotAsOpened(_ location: String, encrypting: Bool) -> StoreError {
+        StoreError(
+            .keyNotAsOpened, location,
             encrypting
-                ? "\(location) is encrypted already"
-                : "the key of \(location) was rotated by another process meanwhile; nothing was changed")
+                ? "cannot open the store: \(location) is encrypted already"
+                : "cannot open the store: the key of \(location) was rotated by another process meanwhile; nothing was changed")
     }
-    /// PostgreSQL: a key change needs the store to itself.
-    static func othersConnected(_ location: String, count: Int64, encrypting: Bool) -> StoreError {
-        .cannotOpen(
-            "\(location) has \(count) other session(s) connected (a worker, a run, serve): stop every process using the store, then "
+    package static func othersConnected(_ location: String, count: Int64, encrypting: Bool) -> StoreError {
+        StoreError(
+            .othersConnected, location,
+            "cannot open the store: \(location) has \(count) other session(s) connected (a worker, a run, serve): stop every process using the store, then "
                 + (encrypting ? "encrypt it" : "rotate its key"))
     }
-    /// The store's file was deleted, moved or replaced while this process had it open: nothing more is written.
-    static func fileGone(_ location: String) -> StoreError {
-        .cannotOpen(
-            "the store file \(location) was deleted, moved or replaced while in use: nothing more is written to it")
+    package static func fileGone(_ location: String) -> StoreError {
+        StoreError(
+            .fileGone, location,
+            "cannot open the store: the store file \(location) was deleted, moved or replaced while in use: nothing more is written to it")
     }
-    /// A file that is not a store, or one SQLite cannot open.
-    static func unreadable(_ location: String, _ reason: String) -> StoreError { .cannotOpen("\(location): \(reason)") }
+    package static func unreadable(_ location: String, _ reason: String) -> StoreError {
+        StoreError(.unreadable, location, "cannot open the store: \(location): \(reason)")
+    }
     /// A row whose document statuses do not read as the schema allows.
     static func unreadableStatus(of transactionId: String) -> StoreError {
         .database("transaction \(transactionId) has an unreadable document status")
     }
     /// A column holds a value its type does not have (the schema's CHECK constraints keep them out).
     static func unknownValue(_ type: Any.Type) -> StoreError { .database("the store holds an unknown \(type) value") }
-    case database(String)
-    /// The task was cancelled while it waited to write.
-    case cancelled
-    /// A sealed value does not open where it is (its column and row): it was changed, or copied from elsewhere.
-    case tampered(String)
-    /// The retention policy purged the transaction's data: it takes no more documents.
-    case purged(String)
-
-    package var description: String {
-        switch self {
-        case .transition(let error): error.description
-        case .unknownTransaction(let id): "no transaction '\(id)' in the store"
-        case .verificationCodeMismatch(let id): "the QR's verification code is not the one transaction '\(id)' was opened with"
-        case .unknownDocument(let id): "no document '\(id)' in the store"
-        case .cannotOpen(let reason): "cannot open the store: \(reason)"
-        case .newerSchema(let location): "the store at \(location) was written by a newer verify-pipeline; upgrade to read it"
-        case .database(let message): "store error: \(message)"
-        case .cancelled: "the store write was cancelled before it started"
-        case .tampered(let place): "the sealed value at \(place) does not open: it was altered or moved from another row"
-        case .purged(let id): "transaction '\(id)' had its identity data purged under the retention policy and takes no more documents"
-        }
+    package static func database(_ message: String) -> StoreError { StoreError(.database, message, "store error: \(message)") }
+    package static var cancelled: StoreError { StoreError(.cancelled, "", "the store write was cancelled before it started") }
+    package static func tampered(_ place: String) -> StoreError {
+        StoreError(.tampered, place, "the sealed value at \(place) does not open: it was altered or moved from another row")
+    }
+    package static func purged(_ id: String) -> StoreError {
+        StoreError(.purged, id, "transaction '\(id)' had its identity data purged under the retention policy and takes no more documents")
     }
 
     /// The spec's code when the failure belongs to one document.
     package var failureCode: FailureCode {
-        switch self {
-        case .transition(let error): error.failureCode
+        switch code {
+        case .transition: transitionError?.failureCode ?? .document(.submissionError)
         case .unknownTransaction, .verificationCodeMismatch, .purged: .document(.initiateDocumentTransactionError)
         default: .document(.submissionError)
         }
     }
 
     package var message: String { description }
+
+    /// The model refused the move from the status the document has now (another writer moved it first).
+    package var isIllegalMove: Bool {
+        if case .illegalMove? = transitionError { true } else { false }
+    }
+
+    /// A failure to open the store, of any kind: a configuration error (exit 2).
+    package var isOpening: Bool {
+        [.cannotOpen, .olderSchema, .newerSchema, .keyChangedElsewhere, .keyNotAsOpened, .othersConnected, .fileGone, .unreadable]
+            .contains(code)
+    }
 }
 
 /// Where a page of the transaction list ends: its last transaction's update time and id.

@@ -13,7 +13,7 @@ extension TransactionStore {
     /// mode, `none` included (counted in `reviewInputs`).
     package func purge(
         _ retention: Retention, reviewInputsMaxAge: TimeInterval? = nil, at time: Date, dryRun: Bool
-    ) async throws(StoreError) -> PurgeOutcome {
+    ) async throws -> PurgeOutcome {
         var expired = 0
         if let age = reviewInputsMaxAge, !dryRun {
             expired = try await backend.expireReviewInputs(failedBefore: time.addingTimeInterval(-age))
@@ -44,7 +44,7 @@ extension TransactionStore {
 
     /// Seals every value of a store in clear under a new data key wrapped by `key`, in one database transaction;
     /// returns how many values it sealed. A store encrypted already is refused.
-    package func encrypt(with key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
+    package func encrypt(with key: KeyEncryptionKey, at time: Date) async throws -> Int {
         let dataKey = DataKey.generate()
         return try await changeKey(from: (.clear, nil), to: (.sealed(dataKey), try key.wrap(dataKey)), at: time)
     }
@@ -53,10 +53,10 @@ extension TransactionStore {
     /// database transaction, then the tables are rewritten so the old values and wrapping leave their files. Returns
     /// how many values. The key the store was opened with opens nothing of it afterwards. Other processes must be
     /// stopped first (PostgreSQL refuses while any is connected; on SQLite their next write is refused).
-    package func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws(StoreError) -> Int {
+    package func rotateKey(to key: KeyEncryptionKey, at time: Date) async throws -> Int {
         let current = keys.withLock { $0 }
         guard current.sealing.isSealed, current.wrapped != nil else {
-            throw .cannotOpen("\(location) is not encrypted: encrypt it with `verify-pipeline store encrypt`")
+            throw StoreError.cannotOpen("\(location) is not encrypted: encrypt it with `verify-pipeline store encrypt`")
         }
         let dataKey = DataKey.generate()
         return try await changeKey(from: current, to: (.sealed(dataKey), try key.wrap(dataKey)), at: time)
@@ -68,9 +68,9 @@ extension TransactionStore {
     private func changeKey(
         from old: (sealing: StoreSealing, wrapped: String?), to new: (sealing: StoreSealing, wrapped: String),
         at time: Date
-    ) async throws(StoreError) -> Int {
+    ) async throws -> Int {
         let secret = DocumentIdentity.generate()
-        let count = try await backend.changeKey(from: old.wrapped, to: new.wrapped, at: time) { stored, column, row throws(StoreError) in
+        let count = try await backend.changeKey(from: old.wrapped, to: new.wrapped, at: time) { stored, column, row throws in
             switch column {
             case .documentIdentity:
                 return try new.sealing.seal(secret.stored, column, row: row)
@@ -81,7 +81,7 @@ extension TransactionStore {
             default:
                 return try new.sealing.seal(try old.sealing.open(stored, column, row: row), column, row: row)
             }
-        } refingerprint: { storedDigest, documentId throws(StoreError) in
+        } refingerprint: { storedDigest, documentId throws in
             secret.fingerprint(contentDigest: try old.sealing.open(storedDigest, .contentDigest, row: documentId))
         }
         keys.withLock { $0 = (new.sealing, new.wrapped) }

@@ -12,11 +12,11 @@ extension TransactionStore {
     /// stream line may): nobody plants a document in a transaction by knowing its id. Anything else is recorded
     /// unattached, without inputs.
     @discardableResult
-    package func recordFailure(_ report: FailureReport, limits: ReviewLimits, at time: Date) async throws(StoreError) -> ReviewEntry {
+    package func recordFailure(_ report: FailureReport, limits: ReviewLimits, at time: Date) async throws -> ReviewEntry {
         var attachedTo: String?
         if let id = report.transactionId, report.kind != .unattached, report.type != nil,
-            let transaction = try await opening({ () throws(StoreError) in try await backend.read(transaction: id, probe: nil) })
-                .map({ row, _ throws(StoreError) in try transactionRead(row).transaction }),
+            let transaction = try await opening({ () throws in try await backend.read(transaction: id, probe: nil) })
+                .map({ row, _ throws in try transactionRead(row).transaction }),
             transaction.purgedAt == nil, report.verificationCode.map({ $0 == transaction.verificationCode }) ?? true
         {
             attachedTo = id
@@ -40,25 +40,25 @@ extension TransactionStore {
         return try await backend.recordReview(write, maxStoreBytes: limits.maxStoreBytes, at: time)
     }
 
-    package func reviews(_ filter: ReviewFilter, limit: Int, offset: Int = 0) async throws(StoreError) -> ReviewPage {
+    package func reviews(_ filter: ReviewFilter, limit: Int, offset: Int = 0) async throws -> ReviewPage {
         let rows = try await backend.reviews(filter, limit: limit + 1, offset: offset)
         return ReviewPage(entries: Array(rows.prefix(limit)), next: rows.count > limit ? Int64(offset + limit) : nil)
     }
 
-    package func review(id: Int64) async throws(StoreError) -> ReviewEntry? {
+    package func review(id: Int64) async throws -> ReviewEntry? {
         try await backend.review(id: id)
     }
 
-    package func review(transactionId: String, type: DocumentType) async throws(StoreError) -> ReviewEntry? {
+    package func review(transactionId: String, type: DocumentType) async throws -> ReviewEntry? {
         try await backend.review(transactionId: transactionId, type: type)
     }
 
     /// The review's inputs, opened; nil when none are kept (see its `inputs`).
-    package func reviewInputs(of entry: ReviewEntry) async throws(StoreError) -> String? {
+    package func reviewInputs(of entry: ReviewEntry) async throws -> String? {
         guard entry.inputs == .kept, let transactionId = entry.transactionId, let type = entry.documentType else { return nil }
         let sealing = sealing
-        return try await opening { () throws(StoreError) -> String? in
-            try await backend.reviewInputs(id: entry.id).map { stored throws(StoreError) in
+        return try await opening { () throws -> String? in
+            try await backend.reviewInputs(id: entry.id).map { stored throws in
                 try sealing.open(stored, .reviewInputs, row: ReviewWrite.sealingRow(transactionId, type))
             }
         }
@@ -69,7 +69,7 @@ extension TransactionStore {
     /// a rejection is refused.
     package func claimReview(
         _ entry: ReviewEntry, for action: ReviewAction, operator name: String, owner: String, at time: Date
-    ) async throws(StoreError) -> ReviewClaim {
+    ) async throws -> ReviewClaim {
         try await backend.claimReview(
             id: entry.id, owner: owner, action: action, operator: name, until: time.addingTimeInterval(Self.reviewClaimLease), at: time,
             history: action == .reject ? nil : "review \(action.rawValue) by \(name)")
@@ -80,7 +80,7 @@ extension TransactionStore {
     package func resolveReview(
         _ entry: ReviewEntry, action: ReviewAction, owner: String, operator name: String, resolution: String?, note: String?,
         at time: Date
-    ) async throws(StoreError) -> Bool {
+    ) async throws -> Bool {
         var sealedNote: String?
         if let note, let transactionId = entry.transactionId, let type = entry.documentType {
             sealedNote = try sealing.seal(note, .reviewNote, row: ReviewWrite.sealingRow(transactionId, type))
@@ -91,16 +91,16 @@ extension TransactionStore {
             at: time, history: reason)
     }
 
-    package func releaseReview(_ entry: ReviewEntry, owner: String) async throws(StoreError) {
+    package func releaseReview(_ entry: ReviewEntry, owner: String) async throws {
         try await backend.releaseReview(id: entry.id, owner: owner)
     }
 
     /// Records that the review's inputs left the store (`review export`): by whom, when, where to.
-    package func recordExport(_ entry: ReviewEntry, operator name: String, path: String, at time: Date) async throws(StoreError) {
+    package func recordExport(_ entry: ReviewEntry, operator name: String, path: String, at time: Date) async throws {
         try await backend.recordReviewEvent(id: entry.id, at: time, history: "review export by \(name) to \(path)")
     }
 
-    package func reviewCounts() async throws(StoreError) -> ReviewCounts {
+    package func reviewCounts() async throws -> ReviewCounts {
         try await backend.reviewCounts()
     }
 }

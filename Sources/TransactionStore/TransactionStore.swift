@@ -27,14 +27,14 @@ package final class TransactionStore: Sendable {
     /// The file or the database, for messages.
     package var location: String { backend.location }
     /// The secret the pipeline fingerprints documents with (`DocumentIdentity`).
-    package func documentIdentity() throws(StoreError) -> DocumentIdentity { identity.withLock { $0 } }
+    package func documentIdentity() throws -> DocumentIdentity { identity.withLock { $0 } }
 
     /// Opens the store in `backend`: its data key is unwrapped with `encryption`'s key, or made for a new store that
     /// requires encryption (unless another process recorded one first: then that one must open); its document secret
     /// is read, or made for a store without one; documents an earlier release named from their content get random ids.
     init(
         backend: any StoreBackend, encryption: StoreEncryption, logger: Logger = Logger(label: "verify-pipeline.store")
-    ) async throws(StoreError) {
+    ) async throws {
         self.backend = backend
         let location = backend.location
         let (wrapped, holds) = try await backend.readKey()
@@ -52,7 +52,7 @@ package final class TransactionStore: Sendable {
         identity = Mutex(try await Self.openIdentity(backend, sealing, logger: logger))
     }
 
-    private static func openIdentity(_ backend: any StoreBackend, _ sealing: StoreSealing, logger: Logger) async throws(StoreError)
+    private static func openIdentity(_ backend: any StoreBackend, _ sealing: StoreSealing, logger: Logger) async throws
         -> DocumentIdentity
     {
         if let (stored, randomIds) = try await backend.readDocumentSecret(), randomIds {
@@ -61,7 +61,7 @@ package final class TransactionStore: Sendable {
         let made = DocumentIdentity.generate()
         let (secret, renamed) = try await backend.recordDocumentSecret(
             try sealing.seal(made.stored, .documentIdentity, row: "1"), at: Date()
-        ) { secret, documents throws(StoreError) in
+        ) { secret, documents throws in
             try Self.renames(documents, try DocumentIdentity(stored: try sealing.open(secret, .documentIdentity, row: "1")), sealing)
         }
         if renamed > 0 {
@@ -75,7 +75,7 @@ package final class TransactionStore: Sendable {
     /// The documents an earlier release named from their content, renamed with random ids: their fields (and digest,
     /// when known) sealed to the new id, their fingerprint under `identity`, and the sealed texts that name them (other
     /// parts' results) rewritten. A purged document keeps no fingerprint.
-    private static func renames(_ documents: [LegacyDocument], _ identity: DocumentIdentity, _ sealing: StoreSealing) throws(StoreError)
+    private static func renames(_ documents: [LegacyDocument], _ identity: DocumentIdentity, _ sealing: StoreSealing) throws
         -> DocumentRenames
     {
         var renames: [DocumentRename] = []
@@ -83,22 +83,22 @@ package final class TransactionStore: Sendable {
             let to = DocumentIdentity.newDocumentId()
             var opened: String?
             if !document.fields.isEmpty { opened = try sealing.open(document.fields, .documentFields, row: document.id) }
-            let fields = try opened.map { json throws(StoreError) in
+            let fields = try opened.map { json throws in
                 do {
                     return try JSONDecoder().decode(DocumentFields.self, from: Data(json.utf8))
                 } catch {
-                    throw .database("document \(document.id) has fields this version cannot read")
+                    throw StoreError.database("document \(document.id) has fields this version cannot read")
                 }
             }
             let (fingerprint, digest) = identity.rename(document, fields: fields)
             renames.append(
                 DocumentRename(
                     from: document.id, to: to, contentHash: fingerprint,
-                    fields: try opened.map { json throws(StoreError) in try sealing.seal(json, .documentFields, row: to) } ?? "",
+                    fields: try opened.map { json throws in try sealing.seal(json, .documentFields, row: to) } ?? "",
                     contentDigest: try sealing.seal(optional: digest, .contentDigest, row: to)))
         }
         let map = Dictionary(uniqueKeysWithValues: renames.map { ($0.from, $0.to) })
-        return DocumentRenames(renames: renames) { stored, column, row throws(StoreError) in
+        return DocumentRenames(renames: renames) { stored, column, row throws in
             let text = try sealing.open(stored, column, row: row)
             let renamed = DocumentIdentity.renaming(text, map)
             return renamed == text ? stored : try sealing.seal(renamed, column, row: row)
@@ -109,7 +109,7 @@ package final class TransactionStore: Sendable {
 
     /// A transaction row with its values opened. A purged transaction's code and payload are gone: there is nothing
     /// to open.
-    func transactionRead(_ row: TransactionRow) throws(StoreError) -> TransactionRead {
+    func transactionRead(_ row: TransactionRow) throws -> TransactionRead {
         let sealing = sealing, purged = row.purgedAt != nil
         let transaction = StoredTransaction(
             id: row.id, verificationCode: purged ? "" : try sealing.open(row.verificationCode, .verificationCode, row: row.id),
@@ -127,28 +127,28 @@ package final class TransactionStore: Sendable {
 
     /// `body`, where a value that does not open may have been sealed again by a key rotation this process did not
     /// see: that is said as such.
-    func opening<T>(_ body: () async throws(StoreError) -> T) async throws(StoreError) -> T {
+    func opening<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch .tampered(let place) {
+        } catch let error as StoreError where error.code == .tampered {
             let wrapped = keys.withLock { $0.wrapped }
             if let current = try? await backend.readKey().wrapped, current != wrapped {
-                throw .keyChangedElsewhere(wasEncrypted: wrapped != nil)
+                throw StoreError.keyChangedElsewhere(wasEncrypted: wrapped != nil)
             }
-            throw .tampered(place)
+            throw error
         }
     }
 
     // MARK: - Reads
 
-    package func transaction(id: String) async throws(StoreError) -> StoredTransaction? {
-        try await opening { () throws(StoreError) in
-            try await backend.read(transaction: id, probe: nil).map { row, _ throws(StoreError) in try transactionRead(row).transaction }
+    package func transaction(id: String) async throws -> StoredTransaction? {
+        try await opening { () throws in
+            try await backend.read(transaction: id, probe: nil).map { row, _ throws in try transactionRead(row).transaction }
         }
     }
 
-    package func document(id: String) async throws(StoreError) -> DocumentRecord? {
-        try await opening { () throws(StoreError) -> DocumentRecord? in
+    package func document(id: String) async throws -> DocumentRecord? {
+        try await opening { () throws -> DocumentRecord? in
             guard let row = try await backend.document(id: id) else { return nil }
             return DocumentRecord(
                 id: row.id, transactionId: row.transactionId, type: row.type,
@@ -158,8 +158,8 @@ package final class TransactionStore: Sendable {
     }
 
     /// Everything `verify-pipeline status ID` shows, read in one statement.
-    package func report(id: String) async throws(StoreError) -> TransactionReport? {
-        try await opening { () throws(StoreError) -> TransactionReport? in
+    package func report(id: String) async throws -> TransactionReport? {
+        try await opening { () throws -> TransactionReport? in
             guard let rows = try await backend.report(id: id) else { return nil }
             let transaction = try transactionRead(rows.transaction).transaction
             var documents: [TransactionReport.Document] = []
@@ -173,11 +173,11 @@ package final class TransactionStore: Sendable {
         }
     }
 
-    package func submission(documentId: String) async throws(StoreError) -> SubmissionRecord? {
+    package func submission(documentId: String) async throws -> SubmissionRecord? {
         try await backend.submission(documentId: documentId)
     }
 
-    package func transactions(status: DocumentSubmissionStatus?) async throws(StoreError) -> [TransactionSummary] {
+    package func transactions(status: DocumentSubmissionStatus?) async throws -> [TransactionSummary] {
         try await backend.summaries(status: status).map(summary)
     }
 
@@ -186,7 +186,7 @@ package final class TransactionStore: Sendable {
     /// rows, however many transactions there are.
     package func transactions(
         status: DocumentSubmissionStatus?, search: String?, limit: Int, after cursor: TransactionCursor?
-    ) async throws(StoreError) -> TransactionPage {
+    ) async throws -> TransactionPage {
         let (rows, next) = try await backend.page(status: status, search: search, limit: limit, after: cursor)
         return TransactionPage(transactions: rows.map(summary), next: next)
     }
@@ -196,7 +196,7 @@ package final class TransactionStore: Sendable {
     /// `limit` (nil: every one). `next` is set when more match.
     package func transactions(
         status: DocumentSubmissionStatus?, search: String?, changedSince since: Date?, limit: Int?
-    ) async throws(StoreError) -> TransactionPage {
+    ) async throws -> TransactionPage {
         let wanted = limit ?? .max
         var listed: [TransactionSummary] = []
         var cursor: TransactionCursor?
@@ -221,13 +221,13 @@ package final class TransactionStore: Sendable {
     static let listPageSize = 500
 
     /// The counts the operator's view shows: transactions by status, and documents collected since `since`.
-    package func overview(collectedSince since: Date) async throws(StoreError) -> StoreOverview {
+    package func overview(collectedSince since: Date) async throws -> StoreOverview {
         try await backend.overview(collectedSince: since)
     }
 
     /// Documents collected in each of the last `minutes` whole minutes up to `now`'s, oldest first (the dashboard's
     /// throughput chart).
-    package func collectedPerMinute(minutes: Int, until now: Date) async throws(StoreError) -> [Int] {
+    package func collectedPerMinute(minutes: Int, until now: Date) async throws -> [Int] {
         let minute = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60)
         let first = minute.addingTimeInterval(-Double(minutes - 1) * 60)
         let counts = try await backend.collectedByMinute(since: first)
@@ -239,7 +239,7 @@ package final class TransactionStore: Sendable {
     }
 
     /// How many of `ids` are at `status`, in one read however many there are (a run's closing summary).
-    package func count(of ids: [String], status: DocumentSubmissionStatus) async throws(StoreError) -> Int {
+    package func count(of ids: [String], status: DocumentSubmissionStatus) async throws -> Int {
         try await backend.count(of: ids, status: status)
     }
 
@@ -247,7 +247,7 @@ package final class TransactionStore: Sendable {
 
     /// Claims the recorded document's submission for `owner` until `expiry` (`SubmissionRules.claim`), in one database
     /// transaction. Claiming again renews one's own claim.
-    package func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws(StoreError)
+    package func claimSubmission(documentId: String, owner: String, until expiry: Date, at time: Date) async throws
         -> SubmissionClaim
     {
         try await backend.claimSubmission(documentId: documentId, owner: owner, until: expiry, at: time)
@@ -255,27 +255,27 @@ package final class TransactionStore: Sendable {
 
     /// Gives up `owner`'s claim without an outcome (its run was cancelled mid-send): others may claim it at once. A
     /// submission never tried before leaves no row, as if it had not been claimed.
-    package func releaseSubmission(documentId: String, owner: String) async throws(StoreError) {
+    package func releaseSubmission(documentId: String, owner: String) async throws {
         try await backend.releaseSubmission(documentId: documentId, owner: owner)
     }
 
     /// Stores the transaction's signals payload unless it has one: the first one set is kept, and returned.
-    package func setSignals(_ signals: String, of transactionId: String) async throws(StoreError) -> String {
+    package func setSignals(_ signals: String, of transactionId: String) async throws -> String {
         let sealing = sealing
         guard let stored = try await backend.setSignals(try sealing.seal(signals, .signals, row: transactionId), of: transactionId) else {
-            throw .unknownTransaction(transactionId)
+            throw StoreError.unknownTransaction(transactionId)
         }
         // A purged transaction holds none: it takes no more.
-        guard let stored else { throw .purged(transactionId) }
+        guard let stored else { throw StoreError.purged(transactionId) }
         return try sealing.open(stored, .signals, row: transactionId)
     }
 
     /// Protect's state of the transaction (its behavioural data and risk evaluation), kept as JSON in a table of its
     /// own: the store keeps it, the Protect module defines `State`. nil until one is written.
-    package func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws(StoreError) -> State? {
+    package func protectState<State: Codable & Sendable>(of transactionId: String, as type: State.Type) async throws -> State? {
         let sealing = sealing
-        return try await opening { () throws(StoreError) -> State? in
-            try await backend.protectState(of: transactionId).map { text throws(StoreError) in
+        return try await opening { () throws -> State? in
+            try await backend.protectState(of: transactionId).map { text throws in
                 try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId)
             }
         }
@@ -285,15 +285,15 @@ package final class TransactionStore: Sendable {
     /// the transaction now holds. A purged transaction's state is gone for good: nothing after the purge brings it back.
     package func updateProtectState<State: Codable & Sendable>(
         of transactionId: String, as type: State.Type, _ transform: @escaping @Sendable (State?) -> State?
-    ) async throws(StoreError) -> State? {
+    ) async throws -> State? {
         let sealing = sealing
-        let updated = try await backend.updateProtectState(of: transactionId) { purged, stored throws(StoreError) -> (ProtectStateWrite, State?) in
+        let updated = try await backend.updateProtectState(of: transactionId) { purged, stored throws -> (ProtectStateWrite, State?) in
             if purged { return (.keep, nil) }
-            let current = try stored.map { text throws(StoreError) in try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId) }
+            let current = try stored.map { text throws in try ProtectStateColumn.decode(text, as: type, sealing, row: transactionId) }
             guard let updated = transform(current) else { return (.delete, nil) }
             return (.save(try ProtectStateColumn.encode(updated, sealing, row: transactionId)), updated)
         }
-        guard let updated else { throw .unknownTransaction(transactionId) }
+        guard let updated else { throw StoreError.unknownTransaction(transactionId) }
         return updated
     }
 }

@@ -14,14 +14,14 @@ final class TransactionTurns: Sendable {
     private let state = Mutex(State())
 
     /// Runs `body` in the transaction's turn. A task cancelled while it waits for its turn gets `.cancelled`.
-    func withTurn<T>(_ transactionId: String, _ body: () async throws(StoreError) -> T) async throws(StoreError) -> T {
+    func withTurn<T>(_ transactionId: String, _ body: () async throws -> T) async throws -> T {
         do {
             try await take(transactionId)
         } catch {
-            throw .cancelled
+            throw StoreError.cancelled
         }
-        let result: Result<T, StoreError>
-        do throws(StoreError) {
+        let result: Result<T, any Error>
+        do {
             result = .success(try await body())
         } catch {
             result = .failure(error)

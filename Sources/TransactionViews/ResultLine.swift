@@ -1,5 +1,5 @@
+import DocumentOutcomes
 import Foundation
-import Pipeline
 
 /// A result line (CONTRACT §6): the DocumentSubmissionResponse plus `id`, or `{"id", "error": {"code", "message"}}`.
 package struct ResultLine: Encodable {

@@ -1,4 +1,4 @@
-import Pipeline
+import DocumentOutcomes
 import VerifyModel
 
 /// One document's result as a person at a terminal reads it (`run` and `stream` there): its status, type, input id

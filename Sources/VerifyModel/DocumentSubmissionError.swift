@@ -65,6 +65,13 @@ public protocol CodedError: Error, Sendable {
     var message: String { get }
 }
 
+extension FailureCode {
+    /// The spec's code of any error, for a log line: a coded error's own, else `submissionError`.
+    public init(of error: any Error) {
+        self = (error as? any CodedError)?.failureCode ?? .document(.submissionError)
+    }
+}
+
 extension DocumentSubmissionError: CodedError {
     public var failureCode: FailureCode { .document(code) }
 }

@@ -99,15 +99,15 @@ struct PostgresWorkQueue: WorkQueue {
 
     static let ledger = "work_queue_migrations"
 
-    func migrate() async throws(StoreError) {
+    func migrate() async throws {
         try await database.migrate(ledger: Self.ledger, Self.migrations, adoptingFrom: "schema_migrations")
     }
 
-    func requireSchema() async throws(StoreError) {
+    func requireSchema() async throws {
         try await database.requireMigrations(ledger: Self.ledger, Self.migrations)
     }
 
-    func createBatch(_ kind: WorkBatchKind) async throws(StoreError) -> Int64 {
+    func createBatch(_ kind: WorkBatchKind) async throws -> Int64 {
         try await database.withConnection { connection in
             for try await id in try await connection.query(
                 "INSERT INTO batches (kind, created_at) VALUES (\(kind.rawValue), \(Date())) RETURNING id", logger: logger
@@ -120,7 +120,7 @@ struct PostgresWorkQueue: WorkQueue {
 
     /// Adds documents to a batch, with their groups' counts, in one database transaction of three statements
     /// however many items: their ids, the items, the groups' counts.
-    func enqueue(_ items: [NewWorkItem], batch: Int64) async throws(StoreError) {
+    func enqueue(_ items: [NewWorkItem], batch: Int64) async throws {
         guard !items.isEmpty else { return }
         let sealing = sealing, logger = logger
         try await database.transaction { connection in
@@ -164,7 +164,7 @@ struct PostgresWorkQueue: WorkQueue {
     }
 
     /// Claims up to `limit` items that are queued, or whose lease has run out.
-    func claim(owner: String, limit: Int, lease: Duration) async throws(StoreError) -> [WorkItem] {
+    func claim(owner: String, limit: Int, lease: Duration) async throws -> [WorkItem] {
         let sealing = sealing
         return try await database.withConnection { connection in
             var items: [WorkItem] = []
@@ -184,7 +184,7 @@ struct PostgresWorkQueue: WorkQueue {
     }
 
     /// Renews the leases of the given items while `owner` holds them.
-    func heartbeat(owner: String, items: [Int64], lease: Duration) async throws(StoreError) {
+    func heartbeat(owner: String, items: [Int64], lease: Duration) async throws {
         guard !items.isEmpty else { return }
         // Within a third of the lease: a renewal that waits longer lets the leases run out, and the next one must go.
         try await database.withConnection(answerWithin: lease / 3) { connection in
@@ -198,7 +198,7 @@ struct PostgresWorkQueue: WorkQueue {
 
     /// Marks an item done. The first completion of a group's last open document queues the group's end;
     /// completing an item that is already done changes nothing.
-    func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError) {
+    func complete(_ item: Int64, transactionId: String?, result: String) async throws {
         let sealed = try sealing.seal(result, .workResult, row: "\(item)")
         try await database.withConnection { connection in
             _ = try await connection.execute(CompleteWorkItem(item: item, transactionId: transactionId, result: sealed), logger: logger)
@@ -206,7 +206,7 @@ struct PostgresWorkQueue: WorkQueue {
     }
 
     /// Gives an item `owner` holds back to the queue, for another attempt.
-    func release(_ item: Int64, owner: String) async throws(StoreError) {
+    func release(_ item: Int64, owner: String) async throws {
         try await database.withConnection { connection in
             _ = try await connection.query(
                 """
@@ -217,7 +217,7 @@ struct PostgresWorkQueue: WorkQueue {
     }
 
     /// The transactions the documents of a group belonged to.
-    func transactions(ofGroup group: String, batch: Int64) async throws(StoreError) -> [String] {
+    func transactions(ofGroup group: String, batch: Int64) async throws -> [String] {
         try await database.withConnection { connection in
             var ids: [String] = []
             for try await id in try await connection.execute(GroupTransactions(batch: batch, group: group), logger: logger) {
@@ -273,7 +273,7 @@ struct PostgresWorkQueue: WorkQueue {
     }
 
     /// Items not yet done, in any batch.
-    func openItems() async throws(StoreError) -> Int {
+    func openItems() async throws -> Int {
         try await database.withConnection { connection in
             try await connection.query("SELECT count(*) FROM work_items WHERE state <> 'DONE'", logger: logger)
                 .collect().first?.decode(Int.self) ?? 0

@@ -40,7 +40,7 @@ package struct WorkItems: PostgresNeighbour {
         for (id, job, result) in items {
             let row = "\(id)"
             let newJob = job.isEmpty ? job : try rewrite(job, .workJob, row)
-            let newResult = try result.map { value throws(StoreError) in try rewrite(value, .workResult, row) }
+            let newResult = try result.map { value throws in try rewrite(value, .workResult, row) }
             guard newJob != job || newResult != result else { continue }
             try await connection.query("UPDATE work_items SET job = \(newJob), result = \(newResult) WHERE id = \(id)", logger: logger)
             count += (job.isEmpty ? 0 : 1) + (result == nil ? 0 : 1)

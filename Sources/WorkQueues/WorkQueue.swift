@@ -7,23 +7,23 @@ import TransactionStore
 /// implements it, in the store's database (`StoreLocation.withWorkQueue`); nothing else does, so a caller never
 /// needs to ask which store it has.
 package protocol WorkQueue: Sendable {
-    func createBatch(_ kind: WorkBatchKind) async throws(StoreError) -> Int64
+    func createBatch(_ kind: WorkBatchKind) async throws -> Int64
     /// Adds documents to a batch, with their groups' counts, in one database transaction.
-    func enqueue(_ items: [NewWorkItem], batch: Int64) async throws(StoreError)
+    func enqueue(_ items: [NewWorkItem], batch: Int64) async throws
     /// Claims up to `limit` items that are queued, or whose lease has run out.
-    func claim(owner: String, limit: Int, lease: Duration) async throws(StoreError) -> [WorkItem]
+    func claim(owner: String, limit: Int, lease: Duration) async throws -> [WorkItem]
     /// Renews the leases of the given items while `owner` holds them. Only the items the worker is still working
     /// on: one it has let go (its completion could not be written) must expire, for another worker to redo it.
-    func heartbeat(owner: String, items: [Int64], lease: Duration) async throws(StoreError)
+    func heartbeat(owner: String, items: [Int64], lease: Duration) async throws
     /// Marks an item done; the first completion of a group's last open document queues the group's end.
-    func complete(_ item: Int64, transactionId: String?, result: String) async throws(StoreError)
+    func complete(_ item: Int64, transactionId: String?, result: String) async throws
     /// Gives an item `owner` holds back to the queue, for another attempt; nothing when another worker has claimed it
     /// since (its lease ran out meanwhile).
-    func release(_ item: Int64, owner: String) async throws(StoreError)
+    func release(_ item: Int64, owner: String) async throws
     /// The transactions the documents of a group belonged to.
-    func transactions(ofGroup group: String, batch: Int64) async throws(StoreError) -> [String]
+    func transactions(ofGroup group: String, batch: Int64) async throws -> [String]
     /// Items not yet done, in any batch.
-    func openItems() async throws(StoreError) -> Int
+    func openItems() async throws -> Int
     /// Returns when there may be work to claim: an item was queued, given back or done, or a lease another worker
     /// holds ran out; at once when there is already, or when nothing is open. Throws `CancellationError` when the
     /// task is cancelled, `StoreError` when the database cannot be asked.
@@ -98,8 +98,8 @@ extension StoreDatabase {
             } else {
                 try await queue.requireSchema()
             }
-        } catch StoreError.database(let message) {
-            throw StoreError.cannotOpen("\(location): \(message)")
+        } catch let error as StoreError where error.code == .database {
+            throw StoreError.cannotOpen("\(location): \(error.detail)")
         }
         return queue
     }

@@ -1,4 +1,6 @@
+import Application
 import ArgumentParser
+import DocumentOutcomes
 import Foundation
 import Pipeline
 import TransactionViews
@@ -16,10 +18,6 @@ import VerifyModel
 /// symlink, a device, a folder) is refused, not replaced. A write that fails (a full disk) stops the writing (and the
 /// caller stops the run) and is reported by `finish()`, never by a signal.
 actor OutputWriter {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
     private let descriptor: Int32
     /// The file's final path and the temporary one written meanwhile; nil for stdout.
     private let file: (final: String, temporary: String)?
@@ -32,7 +30,7 @@ actor OutputWriter {
     private(set) var readerGone = false
 
     /// `nil` or `-`: standard output.
-    init(path: String?, format: ResultFormat = .ndjson, progress: ProgressBar? = nil) throws(Failure) {
+    init(path: String?, format: ResultFormat = .ndjson, progress: ProgressBar? = nil) throws {
         self.format = format
         self.progress = progress
         guard let path, path != "-" else {
@@ -42,12 +40,12 @@ actor OutputWriter {
         }
         var existing = stat()
         if lstat(path, &existing) == 0, (existing.st_mode & S_IFMT) != S_IFREG {
-            throw Failure(description: "\(path) exists and is not a regular file; it is left as it is")
+            throw CommandFailure("\(path) exists and is not a regular file; it is left as it is")
         }
         let url = URL(fileURLWithPath: path)
         var template = Array(url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).XXXXXX").path.utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }  // 0600, created anew
-        guard descriptor >= 0 else { throw Failure(description: "cannot create a file beside \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw CommandFailure("cannot create a file beside \(path): \(String(cString: strerror(errno)))") }
         self.descriptor = descriptor
         file = (path, String(cString: template))
     }
@@ -90,23 +88,23 @@ actor OutputWriter {
 
     /// Flushes the file to disk and moves it into place; throws when a write failed (the partial file is
     /// removed) or the file cannot be moved.
-    func finish() throws(Failure) {
+    func finish() throws {
         guard !finished else { return }
         finished = true
         guard let file else {
-            if let writeError { throw Failure(description: "cannot write the results to stdout: \(writeError)") }
+            if let writeError { throw CommandFailure("cannot write the results to stdout: \(writeError)") }
             return
         }
         if writeError == nil, fsync(descriptor) != 0 { writeError = String(cString: strerror(errno)) }
         close(descriptor)
         if let writeError {
             unlink(file.temporary)
-            throw Failure(description: "cannot write the results to \(file.final): \(writeError)")
+            throw CommandFailure("cannot write the results to \(file.final): \(writeError)")
         }
         guard rename(file.temporary, file.final) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(file.temporary)
-            throw Failure(description: "cannot write the results to \(file.final): \(reason)")
+            throw CommandFailure("cannot write the results to \(file.final): \(reason)")
         }
     }
 }

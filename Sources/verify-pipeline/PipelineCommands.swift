@@ -1,5 +1,6 @@
 import Application
 import ArgumentParser
+import DocumentOutcomes
 import Foundation
 import Logging
 import Pipeline
@@ -173,11 +174,7 @@ struct PipelineOptions: ParsableArguments {
             outcome = .failure(error)
         }
         progress?.finish()
-        do {
-            try await output.finish()
-        } catch {
-            throw CommandFailure(error.description)
-        }
+        try await output.finish()
         return try outcome.get()
     }
 }
@@ -210,15 +207,10 @@ extension VerifyPipeline {
                 throw CommandFailure("no folder at \(folder)")
             }
             let progress = isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil
-            let writer: OutputWriter
-            do {
-                writer = try OutputWriter(path: output, format: .resolved(options.format, output: output), progress: progress)
-            } catch {
-                throw CommandFailure(error.description)
-            }
+            let writer = try OutputWriter(path: output, format: .resolved(options.format, output: output), progress: progress)
             let summary: RunSummary
             do {
-                summary = try await options.execute(.input(.folder(URL(fileURLWithPath: folder))), output: writer, progress: progress)
+                summary = try await options.execute(.input(FolderSource(URL(fileURLWithPath: folder))), output: writer, progress: progress)
             } catch {
                 await writer.discard()
                 throw error
@@ -241,7 +233,7 @@ extension VerifyPipeline {
 
         func run() async throws {
             let writer = try OutputWriter(path: nil, format: .resolved(options.format, output: nil))
-            let summary = try await options.execute(.input(.lines(fileDescriptor: STDIN_FILENO)), output: writer, progress: nil)
+            let summary = try await options.execute(.input(LineSource(fileDescriptor: STDIN_FILENO)), output: writer, progress: nil)
             try await summary.report(readerGone: writer.readerGone)
         }
     }

@@ -1,5 +1,6 @@
 import Application
 import ArgumentParser
+import DocumentOutcomes
 import Foundation
 import Pipeline
 import TransactionStore
@@ -24,25 +25,23 @@ extension VerifyPipeline {
 
         func run() async throws {
             let configuration = try options.configuration()
-            let source: PipelineInput = input == "-" ? .lines(fileDescriptor: STDIN_FILENO) : .folder(URL(fileURLWithPath: input))
+            let source: any DocumentSource = input == "-" ? LineSource(fileDescriptor: STDIN_FILENO) : FolderSource(URL(fileURLWithPath: input))
             if input != "-", !FileManager.default.fileExists(atPath: input) {
                 throw CommandFailure("no folder at \(input)")
             }
             let output = try OutputWriter(path: nil)
             let encryption = try options.storeEncryption(configuration)
-            let refused: Int = try await options.store.withWorkQueue(create: true, encryption: encryption, logger: options.makeLogger()) {
+            let logger = options.makeLogger()
+            let refused: Int = try await options.store.withWorkQueue(create: true, encryption: encryption, logger: logger) {
                 store, queue in
-                let (batch, queued, refused) = try await Enqueuer(configuration: configuration, store: store, queue: queue).enqueue(source)
+                let enqueuer = Enqueuer(configuration: configuration, store: store, queue: queue, logger: logger)
+                let (batch, queued, refused) = try await enqueuer.enqueue(source)
                 for outcome in refused { await output.write(outcome) }
                 CommandOutput.standardError(
                     "verify-pipeline: \(RunSummary.count(queued, "document")) queued in batch \(batch), \(refused.count) refused\n")
                 return refused.count
             }
-            do {
-                try await output.finish()
-            } catch {
-                throw CommandFailure(error.description)
-            }
+            try await output.finish()
             if refused > 0 { throw ExitCode(1) }
         }
     }

@@ -1,5 +1,6 @@
 import Application
 import ArgumentParser
+import DocumentOutcomes
 import Foundation
 import Pipeline
 import TransactionStore
@@ -176,7 +177,7 @@ extension VerifyPipeline.Review {
             let entered: DocumentFields
             do {
                 entered = try ReviewBatch.fields(json: data)
-            } catch {
+            } catch let error as DocumentFailure {
                 CommandOutput.fail("\(error.code.rawValue): \(error.message)")
                 throw ExitCode(1)
             }

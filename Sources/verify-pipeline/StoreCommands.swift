@@ -1,5 +1,6 @@
 import Application
 import ArgumentParser
+import DocumentOutcomes
 import Foundation
 import Pipeline
 import TransactionStore
@@ -119,13 +120,7 @@ extension VerifyPipeline.StoreCommand {
         @OptionGroup var log: LogOptions
 
         func run() async throws {
-            let newKey: KeyEncryptionKey?
-            do {
-                newKey = try KeyEncryptionKey.from(variable: newKeyEnv)
-            } catch {
-                throw CommandFailure(error.description)
-            }
-            guard let newKey else {
+            guard let newKey = try KeyEncryptionKey.from(variable: newKeyEnv) else {
                 throw CommandFailure("\(newKeyEnv) (--new-key-env) is not set: set it to the new key-encryption key (openssl rand -base64 32)")
             }
             guard let oldKey = try store.key() else {

@@ -26,27 +26,19 @@ struct StoreOptions: ParsableArguments {
         do {
             _ = try StoreLocation.resolve(option: url)
         } catch {
-            throw ValidationError(error.description)
+            throw ValidationError("\(error)")
         }
     }
 
     /// The key-encryption key in `--key-env`'s variable, else in `variable`; nil when that is not set. A variable that
     /// holds no key is exit 2.
     func key(default variable: String = KeyEncryptionKey.defaultVariable) throws -> KeyEncryptionKey? {
-        do {
-            return try KeyEncryptionKey.from(variable: keyEnv ?? variable)
-        } catch {
-            throw CommandFailure(error.description)
-        }
+        try KeyEncryptionKey.from(variable: keyEnv ?? variable)
     }
 
     /// Where the store is; a location that cannot be one is exit 2.
     func location() throws -> StoreLocation {
-        do {
-            return try StoreLocation.resolve(option: url)
-        } catch {
-            throw CommandFailure(error.description)
-        }
+        try StoreLocation.resolve(option: url)
     }
 
     /// For commands that read or manage a store: either kind opens, an encrypted one with its key.
@@ -57,13 +49,9 @@ struct StoreOptions: ParsableArguments {
         create: Bool, readOnly: Bool = false, encryption: StoreEncryption, logger: Logger = Logger(label: "verify-pipeline"),
         _ body: @escaping @Sendable (TransactionStore) async throws -> T
     ) async throws -> T {
-        do {
-            // The work queue's items in a PostgreSQL store's database are purged and sealed again with the store's.
-            return try await StoreLocation.resolve(option: url).withStore(
-                create: create, readOnly: readOnly, encryption: encryption, logger: logger, neighbours: WorkItems.neighbours, body)
-        } catch let error as StoreError {
-            throw CommandFailure(error.description)
-        }
+        // The work queue's items in a PostgreSQL store's database are purged and sealed again with the store's.
+        try await StoreLocation.resolve(option: url).withStore(
+            create: create, readOnly: readOnly, encryption: encryption, logger: logger, neighbours: WorkItems.neighbours, body)
     }
 }
 
@@ -73,11 +61,7 @@ extension StoreOptions {
         create: Bool, encryption: StoreEncryption, logger: Logger,
         _ body: @escaping @Sendable (TransactionStore, any WorkQueue) async throws -> T
     ) async throws -> T {
-        do {
-            return try await StoreLocation.resolve(option: url).withWorkQueue(create: create, encryption: encryption, logger: logger, body)
-        } catch let error as StoreError {
-            throw CommandFailure(error.description)
-        }
+        try await StoreLocation.resolve(option: url).withWorkQueue(create: create, encryption: encryption, logger: logger, body)
     }
 }
 

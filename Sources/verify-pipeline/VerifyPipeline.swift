@@ -5,7 +5,9 @@ import ImageDecoding
 import Logging
 import Metrics
 import OperatorView
+import Pipeline
 import Prometheus
+import TransactionStore
 import VerifyModel
 
 @main
@@ -37,6 +39,16 @@ struct VerifyPipeline: AsyncParsableCommand {
             }
         } catch let failure as CommandFailure {
             CommandOutput.fail(failure.description)
+            Foundation.exit(2)
+        } catch let error as StoreError {
+            // A store that does not open, or fails the command: one line, exit 2, as a configuration error.
+            CommandOutput.fail(error.description)
+            Foundation.exit(2)
+        } catch let error as ConfigurationError {
+            CommandOutput.fail(error.description)
+            Foundation.exit(2)
+        } catch let error as OperatorViewError {
+            CommandOutput.fail(error.description)
             Foundation.exit(2)
         } catch {
             let code = exitCode(for: error)

@@ -1,4 +1,5 @@
 import Application
+import DocumentOutcomes
 import Foundation
 import Logging
 import LoopbackServer
@@ -70,7 +71,7 @@ struct ApplicationTests {
         let state = RunState()
         let task = Task {
             defer { state.finished.withLock { $0 = true } }
-            return try await application.run(.input(.lines(fileDescriptor: input)), emit: { _, _ in true }) { started in
+            return try await application.run(.input(LineSource(fileDescriptor: input)), emit: { _, _ in true }) { started in
                 state.group.withLock { $0 = started }
             }
         }
@@ -89,7 +90,7 @@ struct ApplicationTests {
         let input = Self.pipe([Self.emailLine("txn-app-1"), Self.emailLine("txn-app-2")])
         defer { close(input.read) }
         let outcomes = Mutex<[DocumentOutcome]>([])
-        let summary = try await application.run(.input(.lines(fileDescriptor: input.read))) { outcome, _ in
+        let summary = try await application.run(.input(LineSource(fileDescriptor: input.read))) { outcome, _ in
             outcomes.withLock { $0.append(outcome) }
             return true
         }

@@ -1,4 +1,5 @@
 import BarcodeScanning
+import DocumentOutcomes
 import Foundation
 import ImageDecoding
 import Testing
@@ -19,7 +20,7 @@ struct DecodeStageTests {
 
     let stage = DecodeStage(
         scanner: BarcodeScanner.Configuration(symbologies: [.qrCode, .pdf417], decoder: .init(maxPixels: 100_000_000)),
-        allowedPaths: FileConfinement(directories: []))
+        allowedPaths: FileConfinement(directories: []), workers: 1)
 
     @Test("every image is decoded once, its bytes kept as they came, its size recorded for Protect")
     func decodes() throws {
@@ -38,7 +39,7 @@ struct DecodeStageTests {
         do {
             _ = try stage(Self.job([.front: .inline(corrupt)]))
             Issue.record("a corrupt image was decoded")
-        } catch {
+        } catch let error as DocumentFailure {
             #expect(error.code == .document(.documentCaptureError))
             #expect(error.message.hasPrefix("front image"), "\(error.message)")
         }

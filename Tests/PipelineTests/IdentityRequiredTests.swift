@@ -1,5 +1,6 @@
 import AAMVAFixtures
 import BarcodeScanning
+import DocumentOutcomes
 import Foundation
 import Testing
 import VerifyModel

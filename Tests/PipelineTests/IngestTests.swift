@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import Testing
 import VerifyModel

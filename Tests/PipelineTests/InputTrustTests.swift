@@ -1,4 +1,5 @@
 import BarcodeScanning
+import DocumentOutcomes
 import Foundation
 import ImageDecoding
 import Testing
@@ -47,11 +48,13 @@ struct InputTrustTests {
         job.images[.selfie] = .named(path, key: "selfiePath")
         let stage = DecodeStage(
             scanner: BarcodeScanner.Configuration(symbologies: [.qrCode], decoder: .init()),
-            allowedPaths: FileConfinement(directories: allowed))
+            allowedPaths: FileConfinement(directories: allowed), workers: 1)
         do {
             return .success(try stage(job))
-        } catch {
+        } catch let error as DocumentFailure {
             return .failure(error)
+        } catch {
+            return .failure(DocumentFailure(any: error))
         }
     }
 
@@ -165,7 +168,7 @@ struct InputTrustTests {
         }
         let stage = DecodeStage(
             scanner: BarcodeScanner.Configuration(symbologies: [.qrCode], decoder: .init()),
-            allowedPaths: FileConfinement(directories: []))
+            allowedPaths: FileConfinement(directories: []), workers: 1)
         #expect((try? stage(job)) != nil, "before the swap the listed file decodes")
 
         // The attacker moves the folder away and leaves a symlink to a folder outside in its place.

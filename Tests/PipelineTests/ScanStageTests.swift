@@ -30,25 +30,26 @@ struct ScanStageTests {
     @Test("the licence's pass over its back answers the folder: its selfie takes the transaction without reading any image")
     func sharedPass() async throws {
         let path = "/nonexistent-\(UUID())/back.png"
-        let resolver = QRResolver(), stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver)
-        let scanners = ScannerPool(count: 1, configuration: Self.configuration)
-        let licence = try await stage(try Self.licenceBack(group: "03", path: path), scanners: scanners)
+        let resolver = QRResolver(), scanners = ScannerPool(count: 1, configuration: Self.configuration)
+        let stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver, scanners: scanners)
+        let licence = try await stage(try Self.licenceBack(group: "03", path: path))
         #expect(licence.transaction.id == "txn-batch-003")
         #expect(licence.backBarcodes?.contains { $0.format == .pdf417 } == true)
         #expect(resolver.answersHeld == 1)
-        let selfie = try await stage(Self.selfie(group: "03", path: path), scanners: scanners)
+        let selfie = try await stage(Self.selfie(group: "03", path: path))
         #expect(selfie.transaction.id == "txn-batch-003")
     }
 
     @Test("a licence whose folder's QR another document has read already takes that answer")
     func answeredBefore() async throws {
         let path = "/nonexistent-\(UUID())/back.png"
-        let resolver = QRResolver(), stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver)
+        let resolver = QRResolver()
         let qr = try VerificationQR(parsing: "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=txn-other&code=C1")
         _ = try await resolver.claim("03")
         resolver.fulfill("03", with: .success(qr))
         let scanners = ScannerPool(count: 1, configuration: Self.configuration)
-        let licence = try await stage(try Self.licenceBack(group: "03", path: path), scanners: scanners)
+        let stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver, scanners: scanners)
+        let licence = try await stage(try Self.licenceBack(group: "03", path: path))
         #expect(licence.transaction.id == "txn-other")
         #expect(licence.backBarcodes?.contains { $0.format == .pdf417 } == true)
     }
@@ -63,9 +64,9 @@ struct ScanStageTests {
         let path = folder.appendingPathComponent("back.png").path
         try FileManager.default.copyItem(
             at: DecodeStageTests.samples.appendingPathComponent("03-qr-on-back/back.png"), to: URL(fileURLWithPath: path))
-        let resolver = QRResolver(), stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver)
-        let scanners = ScannerPool(count: 1, configuration: Self.configuration)
-        let selfie = try await stage(Self.selfie(group: "03", path: path), scanners: scanners)
+        let resolver = QRResolver(), scanners = ScannerPool(count: 1, configuration: Self.configuration)
+        let stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver, scanners: scanners)
+        let selfie = try await stage(Self.selfie(group: "03", path: path))
         #expect(selfie.transaction.id == "txn-batch-003")
         // The licence's decode is replaced by a blank page: had it scanned, it would have found no PDF417. With other
         // bytes than the selfie read (the file replaced in between), it must scan them.
@@ -73,7 +74,7 @@ struct ScanStageTests {
         let blank = try GrayImage(width: 64, height: 64, pixels: [UInt8](repeating: 255, count: 64 * 64))
         let bytes = sameBytes ? licence.images[.back]!.bytes : [0xFF, 0xD8, 0xFF]
         licence.images[.back] = DecodedImage(bytes: bytes, firstPass: blank)
-        let scanned = try await stage(licence, scanners: scanners)
+        let scanned = try await stage(licence)
         #expect(scanned.transaction.id == "txn-batch-003")
         let hasLicenceData = scanned.backBarcodes?.contains { $0.format == .pdf417 && $0.text.hasPrefix("@") } == true
         #expect(hasLicenceData == sameBytes)
@@ -84,13 +85,13 @@ struct ScanStageTests {
         "a document waiting for its folder's QR holds no scanner: with one scanner, another folder's licence is scanned meanwhile",
         .timeLimit(.minutes(5)))
     func waitingHoldsNoScanner() async throws {
-        let resolver = QRResolver(), stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver)
-        let scanners = ScannerPool(count: 1, configuration: Self.configuration)
+        let resolver = QRResolver(), scanners = ScannerPool(count: 1, configuration: Self.configuration)
+        let stage = ScanStage(symbologies: [.qrCode, .pdf417], resolver: resolver, scanners: scanners)
         #expect(try await resolver.claim("waiting") == nil, "this test reads the folder's QR: the selfie must wait")
-        let selfie = Task { try await stage(Self.selfie(group: "waiting", path: "/nonexistent-\(UUID())/back.png"), scanners: scanners) }
+        let selfie = Task { try await stage(Self.selfie(group: "waiting", path: "/nonexistent-\(UUID())/back.png")) }
         await eventually { resolver.waiting(for: "waiting") == 1 }
         // Had the waiting selfie kept the only scanner, this would never finish (the time limit fails the test).
-        let licence = try await stage(try Self.licenceBack(group: "03", path: "/nonexistent-\(UUID())/back.png"), scanners: scanners)
+        let licence = try await stage(try Self.licenceBack(group: "03", path: "/nonexistent-\(UUID())/back.png"))
         #expect(licence.transaction.id == "txn-batch-003")
         #expect(licence.backBarcodes?.contains { $0.format == .pdf417 } == true)
         let qr = try VerificationQR(parsing: "https://api.pingone.com/v1/idValidations/webVerifications?envId=e&txnid=txn-waited&code=C1")

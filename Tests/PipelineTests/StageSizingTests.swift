@@ -22,7 +22,7 @@ struct StageSizingTests {
         let configuration = try PipelineConfiguration(yaml: "stages:\n  scan: {workers: 3}\n  decode: {queue: 5}\n").sized(forCores: 16)
         #expect(configuration.scan.workers == 3 && configuration.decode.workers == 16)
         #expect(configuration.decode.queue == 5 && configuration.scan.queue == 64, "a file's queue is kept; scan's follows its 3 workers")
-        #expect(configuration.stagePlan.map(\.fromFile) == [false, true, false, false])
+        #expect(configuration.stagePlan.map(\.fromFile) == [false, true, false, false, false, false])
     }
 
     @Test("the kernel's affinity mask and a cgroup quota, read as cores")

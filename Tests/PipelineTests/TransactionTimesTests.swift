@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import SeededRandom
 import Testing

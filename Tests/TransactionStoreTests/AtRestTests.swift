@@ -324,8 +324,7 @@ struct AtRestTests {
             try await location.withStore(create: false, encryption: .ifEncrypted(testKey)) { rotating in
                 _ = try await rotating.rotateKey(to: otherKey, at: t0)
             }
-            let refused = StoreError.cannotOpen(
-                "the store's data key was rotated by another process: start this one again with the store's current key")
+            let refused = StoreError.keyChangedElsewhere(wasEncrypted: true)
             await #expect(throws: refused) { try await fill(first, 2) }
             await #expect(throws: refused) { _ = try await first.document(id: "doc-1") }
         }

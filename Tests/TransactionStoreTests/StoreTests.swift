@@ -475,7 +475,7 @@ struct StoreTests {
         let bogus = temp.folder.appendingPathComponent("not-a-store.sqlite").path
         try Data("this is not SQLite".utf8).write(to: URL(fileURLWithPath: bogus))
         await #expect { _ = try await TransactionStore.sqlite(path: bogus) } throws: { error in
-            if case .cannotOpen = error as? StoreError { return true } else { return false }
+            (error as? StoreError)?.code == .unreadable
         }
         await #expect(throws: StoreError.cannotOpen("no store at /no/such/store.sqlite")) {
             _ = try await TransactionStore.sqlite(path: "/no/such/store.sqlite", create: false)

@@ -1,5 +1,5 @@
+import DocumentOutcomes
 import Foundation
-import Pipeline
 import Testing
 import TransactionStore
 import TransactionViews

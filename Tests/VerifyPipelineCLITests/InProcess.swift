@@ -1,4 +1,5 @@
 import Application
+import DocumentOutcomes
 import Foundation
 import Logging
 import Pipeline
@@ -25,7 +26,7 @@ enum InProcess {
             encryption: configuration.storeEncryption.enabled ? .required(key) : .ifEncrypted(key), logger: logger)
         application.omitImages = true
         let lines = Mutex<[String]>([])
-        let summary = try await application.run(.input(.folder(URL(fileURLWithPath: folder)))) { outcome, _ in
+        let summary = try await application.run(.input(FolderSource(URL(fileURLWithPath: folder)))) { outcome, _ in
             let line = String(decoding: TransactionViews.ResultLine(outcome).json(), as: UTF8.self)
             lines.withLock { $0.append(line) }
             return true

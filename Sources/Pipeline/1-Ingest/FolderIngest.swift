@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import ImageDecoding
 import VerifyModel
@@ -8,7 +9,7 @@ import VerifyModel
 ///   document keys), optional `transaction.json` (`createdAt`, `expiresAt`);
 /// - a flat folder of images each carrying its own QR; `NAME-front.*`, `NAME-back.*` and `NAME-selfie.*`
 ///   are one transaction's documents, any other image a government-id front on its own.
-struct FolderIngest {
+struct FolderIngest: Sendable {
     let root: URL
     /// The batch folder, resolved: every file used must resolve inside it, symlinks included.
     let confinement: FileConfinement
@@ -23,25 +24,31 @@ struct FolderIngest {
 
     /// Every job of the batch, in a stable order. Only paths are read here, never image bytes.
     func jobs() throws(DocumentFailure) -> [Result<DocumentJob, IngestFailure>] {
+        Self.numbered(try parts().flatMap { $0() }, from: 0)
+    }
+
+    /// The batch's parts in a stable order, each read when it is called: its transaction folders one by one, then its
+    /// loose images, then the names that are not UTF-8. Only paths are read, never image bytes.
+    func parts() throws(DocumentFailure) -> [@Sendable () -> [Result<DocumentJob, IngestFailure>]] {
         guard let listing = FolderListing(path: root.path) else {
             throw DocumentFailure(.noDocumentToSubmitError, "cannot read the folder \(root.path)")
         }
         let entries = Self.visible(listing, in: root)
-        var results: [Result<DocumentJob, IngestFailure>] = []
         let folders = entries.filter { Self.isDirectory($0) }
-        for folder in folders {
-            results += transactionFolder(folder)
-        }
-        results += flatImages(entries.filter { !Self.isDirectory($0) && ImageFile.hasImageExtension($0) })
-        results += undecodable(listing)
-        return results.enumerated().map { index, result in
+        let images = entries.filter { !Self.isDirectory($0) && ImageFile.hasImageExtension($0) }
+        return folders.map { folder in { transactionFolder(folder) } } + [{ flatImages(images) }, { undecodable(listing) }]
+    }
+
+    /// Jobs numbered in order from `first`: a job's sequence is its place in the batch.
+    static func numbered(_ results: [Result<DocumentJob, IngestFailure>], from first: Int) -> [Result<DocumentJob, IngestFailure>] {
+        results.enumerated().map { offset, result in
             result.map { job in
                 var job = job
-                job.sequence = index
+                job.sequence = first + offset
                 return job
             }.mapError { failure in
                 var failure = failure
-                failure.input.sequence = index
+                failure.input.sequence = first + offset
                 return failure
             }
         }

@@ -1,4 +1,5 @@
 import BarcodeScanning
+import DocumentOutcomes
 import Foundation
 import ImageDecoding
 import Protect
@@ -29,8 +30,9 @@ struct DecodeStage: Sendable {
     let scanner: BarcodeScanner.Configuration
     /// Where paths named by stream lines may be read (`--allow-path`, `ingest.allowedPaths`).
     let allowedPaths: FileConfinement
+    let workers: Int
 
-    func callAsFunction(_ job: DocumentJob) throws(DocumentFailure) -> DecodedDocument {
+    func callAsFunction(_ job: DocumentJob) throws -> DecodedDocument {
         let decoder = ImageDecoder(configuration: scanner.decoder)
         var document = DecodedDocument(job: job, images: [:], capture: CaptureInfo())
         for (role, source) in job.images.sorted(by: { $0.key < $1.key }) {
@@ -78,4 +80,10 @@ extension DecodedDocument {
         capture.imageSizes.append("\(image.sourceWidth)x\(image.sourceHeight)")
         if capture.camera == nil { capture.camera = CameraInfo(jpeg: bytes) }
     }
+}
+
+extension DecodeStage: PipelineStage {
+    var name: String { "decode" }
+
+    func process(_ document: InFlight<DocumentJob>) throws -> StageResult<DecodedDocument> { .next(try self(document.value)) }
 }

@@ -1,5 +1,6 @@
 import BarcodeScanning
 import DequeModule
+import DocumentOutcomes
 import Synchronization
 import VerifyModel
 
@@ -34,7 +35,7 @@ final class QRResolver: Sendable {
 
     /// The known answer, or nil when the caller is the first to ask and must `fulfill` the group. A caller
     /// waiting for another's answer throws `CancellationError` when its task is cancelled.
-    func claim(_ group: String) async throws(CancellationError) -> Answer? {
+    func claim(_ group: String) async throws -> Answer? {
         let id = state.withLock { state in
             state.nextId += 1
             return state.nextId

@@ -1,4 +1,5 @@
 import BarcodeScanning
+import DocumentOutcomes
 import Foundation
 import ImageDecoding
 import MRZReading
@@ -40,16 +41,18 @@ struct ScannedDocument: StageValue {
 struct ScanStage: Sendable {
     let symbologies: Set<BarcodeFormat>
     let resolver: QRResolver
+    /// The scanners bound the stage's CPU work; the stage holds more documents than that (`documentsInStage`).
+    let scanners: ScannerPool
 
     /// Documents the stage takes in at once for `scanners` scanners: a folder's documents wait for the one reading its
     /// QR (a licence back and a selfie: one waits), so the stage holds enough for every scanner to have a document
     /// to scan while others wait.
     static func documentsInStage(scanners: Int) -> Int { 4 * max(1, scanners) }
 
-    /// Throws `.cancelled` when the run is cancelled while waiting for another document's read of the QR or for a
+    /// Throws `CancellationError` when the run is cancelled while waiting for another document's read of the QR or for a
     /// scanner: the document is dropped unrecorded, like any other cut short by cancellation. A scanner is held only
     /// while scanning, never while waiting for another document's answer.
-    func callAsFunction(_ document: DecodedDocument, scanners: ScannerPool) async throws(StageStop) -> ScannedDocument {
+    func callAsFunction(_ document: DecodedDocument) async throws -> ScannedDocument {
         var job = document.job
         // When the back may also carry the transaction's QR, this document reads the folder's QR with the same pass
         // that reads the back's PDF417. It claims the folder's answer before scanning, so that the folder's other
@@ -70,7 +73,7 @@ struct ScanStage: Sendable {
             && (document.images[.back] != nil || (job.type == .governmentId && job.mrz == nil && document.images[.front] != nil))
         let (backBarcodes, read, reading) =
             scansOwnImages
-            ? try await scanners.lend { scanner throws(StageStop) in try scanOwnImages(document, candidateBack: candidateBack, with: scanner) }
+            ? try await scanners.lend { scanner in try scanOwnImages(document, candidateBack: candidateBack, with: scanner) }
             : (nil, nil, nil)
         if let read { answer = read }
         if let reading {
@@ -94,7 +97,7 @@ struct ScanStage: Sendable {
             }
             switch answer! {
             case .success(let qr): transaction = .read(qr)
-            case .failure(let failure): throw .failed(failure)
+            case .failure(let failure): throw failure
             }
         }
         return ScannedDocument(
@@ -103,19 +106,15 @@ struct ScanStage: Sendable {
     }
 
     /// The folder's answer, or nil when this document asks first and must read the QR (see `QRResolver.claim`).
-    private func claim(_ group: String) async throws(StageStop) -> QRResolver.Answer? {
-        do {
-            return try await resolver.claim(group)
-        } catch {
-            throw .cancelled
-        }
+    private func claim(_ group: String) async throws -> QRResolver.Answer? {
+        try await resolver.claim(group)
     }
 
     /// The scanning of the document's own images: the back's barcodes (with the folder's QR when `candidateBack` names
     /// the back: the answer is given to the folder and returned), and the MRZ where it can be the identity's source.
     private func scanOwnImages(
         _ document: DecodedDocument, candidateBack: String?, with scanner: BarcodeScanner
-    ) throws(StageStop) -> (backBarcodes: [Barcode]?, answer: QRResolver.Answer?, mrz: MRZReading?) {
+    ) throws -> (backBarcodes: [Barcode]?, answer: QRResolver.Answer?, mrz: MRZReading?) {
         let job = document.job
         var backBarcodes: [Barcode]?
         var backFailure: (any CodedError)?
@@ -146,7 +145,7 @@ struct ScanStage: Sendable {
             resolver.fulfill(group, with: found)
             answer = found
         }
-        if let backFailure { throw .failed(DocumentFailure(backFailure, context: "back image")) }
+        if let backFailure { throw (DocumentFailure(backFailure, context: "back image")) }
         // The MRZ is read only where it can be the identity's source: no typed MRZ, and no licence data from the
         // back's PDF417 (a licence back's search for a band it does not carry was a fifth of a run's CPU).
         let licenceBack =
@@ -161,7 +160,7 @@ struct ScanStage: Sendable {
     /// The MRZ printed on the front (a passport page, a TD2 card) or the back (a TD1 card): from there on its text
     /// is parsed and checked as typed MRZ text is. A band that is found but cannot be read with valid check
     /// digits fails the document; a licence without MRZ has none, and goes on without.
-    private func readMRZ(_ document: DecodedDocument, with scanner: BarcodeScanner) throws(StageStop) -> MRZReading? {
+    private func readMRZ(_ document: DecodedDocument, with scanner: BarcodeScanner) throws -> MRZReading? {
         for role in [ImageRole.front, .back] {
             guard let image = document.images[role] else { continue }
             let outcome: MRZImageReader.Outcome
@@ -169,13 +168,13 @@ struct ScanStage: Sendable {
                 outcome = try MRZImageReader().read(
                     image.bytes, decoder: ImageDecoder(configuration: scanner.configuration.decoder), decoded: image.firstPass)
             } catch {
-                throw .failed(DocumentFailure(error, context: "\(role.rawValue) image"))
+                throw DocumentFailure(error, context: "\(role.rawValue) image")
             }
             switch outcome {
             case .read(let reading):
                 return reading
             case .unreadable(let refusal):
-                throw .failed(DocumentFailure(refusal.error, context: "\(role.rawValue) image: an MRZ is printed but cannot be read"))
+                throw DocumentFailure(refusal.error, context: "\(role.rawValue) image: an MRZ is printed but cannot be read")
             case .notFound:
                 continue
             }
@@ -229,5 +228,14 @@ struct ScanStage: Sendable {
         }
         let names = candidates.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: ", ")
         return .failure(firstError ?? DocumentFailure(.initiateDocumentTransactionError, "no verification QR code found in \(names)"))
+    }
+}
+
+extension ScanStage: PipelineStage {
+    var name: String { "scan" }
+    var workers: Int { Self.documentsInStage(scanners: scanners.count) }
+
+    func process(_ document: InFlight<DecodedDocument>) async throws -> StageResult<ScannedDocument> {
+        .next(try await self(document.value))
     }
 }

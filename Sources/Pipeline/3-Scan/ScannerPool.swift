@@ -24,10 +24,10 @@ final class ScannerPool: Sendable {
         }
     }
 
-    /// Runs `body` with a scanner of the pool, waiting for one to be free; `.cancelled` when the run is cancelled
+    /// Runs `body` with a scanner of the pool, waiting for one to be free; `CancellationError` when the run is cancelled
     /// while waiting.
-    func lend<Value>(_ body: (BarcodeScanner) throws(StageStop) -> Value) async throws(StageStop) -> Value {
-        guard let loan = await idle.receive() else { throw .cancelled }
+    func lend<Value>(_ body: (BarcodeScanner) throws -> Value) async throws -> Value {
+        guard let loan = await idle.receive() else { throw CancellationError() }
         defer { _ = idle.trySend(loan) }
         return try body(loan.scanner)
     }

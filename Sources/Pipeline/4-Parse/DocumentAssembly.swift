@@ -1,4 +1,5 @@
 import BarcodeScanning
+import DocumentOutcomes
 import Foundation
 import MRZReading
 import VerifyModel

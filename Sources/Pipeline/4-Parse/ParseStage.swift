@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import Protect
 import TransactionStore
@@ -54,7 +55,7 @@ struct ParseStage: Sendable {
     let identity: DocumentIdentity
     let now: @Sendable () -> Date
 
-    func callAsFunction(_ document: ScannedDocument) throws(DocumentFailure) -> ParsedDocument {
+    func callAsFunction(_ document: ScannedDocument) throws -> ParsedDocument {
         // An explicit skip carries no document: only the track stage acts on it.
         if document.job.skip { return .skip(document.job, document.transaction) }
         let assembled = try DocumentAssembly(configuration: configuration, today: now()).assemble(document)
@@ -72,4 +73,12 @@ struct ParseStage: Sendable {
 extension DocumentKey {
     /// The keys that hold images (base64): never stored, never hashed as text.
     static let images: Set<DocumentKey> = [.frontImage, .backImage, .selfie]
+}
+
+extension ParseStage: PipelineStage {
+    var name: String { "parse" }
+    /// Parsing is quick next to decoding and scanning: one worker keeps up with them.
+    var workers: Int { 1 }
+
+    func process(_ document: InFlight<ScannedDocument>) throws -> StageResult<ParsedDocument> { .next(try self(document.value)) }
 }

@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import Logging
 import Protect
@@ -52,44 +53,34 @@ struct TrackStage: Sendable {
     let signals: SignalsCollector
     let risk: RiskEvaluations?
     let responses: ResponseBuilder
+    let workers: Int
     let now: @Sendable () -> Date
 
-    func callAsFunction(_ parsed: ParsedDocument, input: DocumentInput) async throws(DocumentFailure) -> TrackedDocument {
+    func callAsFunction(_ parsed: ParsedDocument, input: DocumentInput) async throws -> TrackedDocument {
         let time = now()
         switch parsed {
-        case .skip(let job, let reference): try await open(reference, job: job, at: time)
-        case .document(let document): try await open(document.transaction, job: document.job, at: time)
-        }
-        do throws(StoreError) {
-            switch parsed {
-            case .skip(let job, let reference):
-                let (updated, _) = try await store.apply(.skip, to: job.type, of: reference.id, reason: "skipped by \(job.source)", at: time)
-                await signals.statusChanged(updated)
-                return .finished(responses.outcome(input, type: job.type, documentId: nil, fields: DocumentFields(), updated, skipped: true))
-            case .document(let document):
-                return try await record(document, input: input, at: time)
-            }
-        } catch {
-            throw DocumentFailure(error)
+        case .skip(let job, let reference):
+            try await open(reference, job: job, at: time)
+            let (updated, _) = try await store.apply(.skip, to: job.type, of: reference.id, reason: "skipped by \(job.source)", at: time)
+            await signals.statusChanged(updated)
+            return .finished(responses.outcome(input, type: job.type, documentId: nil, fields: DocumentFields(), updated, skipped: true))
+        case .document(let document):
+            try await open(document.transaction, job: document.job, at: time)
+            return try await record(document, input: input, at: time)
         }
     }
 
     /// Transactions named by QR text were opened at ingest; one read from an image is opened here (the store
     /// checks its verification code against the one it was opened with). Anything else must exist already:
     /// collect and apply refuse an unknown transaction.
-    private func open(_ reference: TransactionReference, job: DocumentJob, at time: Date) async throws(DocumentFailure) {
+    private func open(_ reference: TransactionReference, job: DocumentJob, at time: Date) async throws {
         if case .read(let qr) = reference {
-            let transaction = try job.newTransaction(qr, configuration: configuration, now: time)
-            do throws(StoreError) {
-                _ = try await store.openTransaction(transaction)
-            } catch {
-                throw DocumentFailure(error)
-            }
+            _ = try await store.openTransaction(try job.newTransaction(qr, configuration: configuration, now: time))
         }
         await touched.add(reference.id)
     }
 
-    private func record(_ assembled: AssembledDocument, input: DocumentInput, at time: Date) async throws(StoreError) -> TrackedDocument {
+    private func record(_ assembled: AssembledDocument, input: DocumentInput, at time: Date) async throws -> TrackedDocument {
         let type = assembled.job.type, transactionId = assembled.transaction.id
         var stored = assembled.fields
         for key in DocumentKey.images { stored[key] = nil }
@@ -115,11 +106,11 @@ struct TrackStage: Sendable {
             // Recorded by an earlier run that stopped before the submission, or whose submission failed.
             var transaction = current
             if current.state.documents[type] == .required || current.state.documents[type] == .optional {
-                do throws(StoreError) {
+                do {
                     (transaction, _) = try await store.apply(
                         .collect, to: type, of: transactionId,
                         reason: "document \(recorded.id) collected again", at: time)
-                } catch .transition(.illegalMove) {
+                } catch let error as StoreError where error.isIllegalMove {
                     // Another document of its type, tracked at the same time, collected it since `current` was read.
                     transaction = try await store.transaction(id: transactionId) ?? current
                 }
@@ -146,4 +137,15 @@ actor TouchedTransactions {
         if seen.insert(id).inserted { ids.append(id) }
     }
 
+}
+
+extension TrackStage: PipelineStage {
+    var name: String { "track" }
+
+    func process(_ document: InFlight<ParsedDocument>) async throws -> StageResult<DocumentToSubmit> {
+        switch try await self(document.value, input: document.input) {
+        case .submit(let next): .next(next)
+        case .finished(let outcome): .finished(FinishedDocument(outcome))
+        }
+    }
 }

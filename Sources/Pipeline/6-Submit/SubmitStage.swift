@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import Protect
 import Submission
@@ -26,34 +27,31 @@ struct SubmitStage: Sendable {
     let risk: RiskEvaluations?
     let responses: ResponseBuilder
     let claims: SubmissionClaims
+    let workers: Int
     let now: @Sendable () -> Date
 
-    /// Throws `.cancelled` when the run is cancelled mid-submission: nothing is recorded, the claim is given up, and a
-    /// later run (on this store or any other) sends the document again under the same idempotency key.
-    func callAsFunction(_ document: DocumentToSubmit, input: DocumentInput) async throws(StageStop) -> DocumentOutcome {
+    /// Throws `CancellationError` when the run is cancelled mid-submission: nothing is recorded, the claim is given up,
+    /// and a later run (on this store or any other) sends the document again under the same idempotency key.
+    func callAsFunction(_ document: DocumentToSubmit, input: DocumentInput) async throws -> DocumentOutcome {
         let assembled = document.document, documentId = assembled.documentId
-        do throws(StoreError) {
-            switch try await claim(documentId) {
-            case .send:
-                break
-            case .accepted:
-                // Another process sent it while this one waited.
-                var outcome = try await outcome(of: document, input: input)
-                outcome.alreadySubmitted = true
-                return outcome
-            case .failedElsewhere:
-                // The process this one waited for sent it and failed for good: sending it again would send it once
-                // more per waiting process. Its failure is this run's answer too.
-                await release(documentId)
-                let reason = try await store.submission(documentId: documentId)?.error ?? "no reason recorded"
-                var outcome = try await outcome(of: document, input: input)
-                outcome.failure = DocumentFailure(.submissionError, "sent by another process at the same time, which failed: \(reason)")
-                return outcome
-            }
-        } catch {
-            throw error == .cancelled ? .cancelled : .failed(DocumentFailure(error))
+        switch try await claim(documentId) {
+        case .send:
+            break
+        case .accepted:
+            // Another process sent it while this one waited.
+            var outcome = try await outcome(of: document, input: input)
+            outcome.alreadySubmitted = true
+            return outcome
+        case .failedElsewhere:
+            // The process this one waited for sent it and failed for good: sending it again would send it once
+            // more per waiting process. Its failure is this run's answer too.
+            await release(documentId)
+            let reason = try await store.submission(documentId: documentId)?.error ?? "no reason recorded"
+            var outcome = try await outcome(of: document, input: input)
+            outcome.failure = DocumentFailure(.submissionError, "sent by another process at the same time, which failed: \(reason)")
+            return outcome
         }
-        do throws(StageStop) {
+        do {
             return try await send(document, input: input)
         } catch {
             // Nothing was recorded (cancelled, or the store refused the write): the next run need not wait for the lease.
@@ -73,7 +71,7 @@ struct SubmitStage: Sendable {
 
     /// Claims the submission, waiting while another process holds it: that one finishes it (accepted, or failed:
     /// its attempt count moved) or lets it go (cancelled, or its claim expired because it died) and this one sends.
-    private func claim(_ documentId: String) async throws(StoreError) -> Turn {
+    private func claim(_ documentId: String) async throws -> Turn {
         var attemptsWhenHeld: Int?
         while true {
             let time = now()
@@ -86,17 +84,13 @@ struct SubmitStage: Sendable {
             case .held(let until, let attempts):
                 attemptsWhenHeld = attemptsWhenHeld ?? attempts
                 let wait = min(claims.recheck, .milliseconds(Int64(max(until.timeIntervalSince(time), 0) * 1000) + 1))
-                do {
-                    try await Task.sleep(for: wait)
-                } catch {
-                    throw .cancelled
-                }
+                try await Task.sleep(for: wait)
             }
         }
     }
 
     /// The document's result line from its transaction as stored now.
-    private func outcome(of document: DocumentToSubmit, input: DocumentInput) async throws(StoreError) -> DocumentOutcome {
+    private func outcome(of document: DocumentToSubmit, input: DocumentInput) async throws -> DocumentOutcome {
         guard let current = try await store.transaction(id: document.transaction.id) else {
             throw StoreError.unknownTransaction(document.transaction.id)
         }
@@ -133,14 +127,9 @@ struct SubmitStage: Sendable {
         await Task.detached { try? await store.releaseSubmission(documentId: documentId, owner: owner) }.value
     }
 
-    private func send(_ document: DocumentToSubmit, input: DocumentInput) async throws(StageStop) -> DocumentOutcome {
+    private func send(_ document: DocumentToSubmit, input: DocumentInput) async throws -> DocumentOutcome {
         let assembled = document.document, documentId = assembled.documentId
-        let request: SubmissionRequest
-        do {
-            request = try await self.request(for: document)
-        } catch {
-            throw .failed(DocumentFailure(error))
-        }
+        let request = try await self.request(for: document)
         // The send, with the claim renewed beside it; nil when the run was cancelled mid-send.
         let submitter = submitter
         let sent = await withTaskGroup(of: SubmissionResult?.self) { group in
@@ -156,27 +145,22 @@ struct SubmitStage: Sendable {
             }
             return result
         }
-        guard let result = sent else { throw .cancelled }
+        guard let result = sent else { throw CancellationError() }
         await signals.retried(request.transactionId, times: result.attempts - 1)
         let error: DocumentSubmissionError? = if case .failed(let error, _) = result { error } else { nil }
-        do {
-            let (updated, _, _) = try await store.finishSubmission(
-                documentId: documentId, type: assembled.job.type, of: request.transactionId,
-                accepted: error == nil, error: error?.description, at: now())
-            await signals.statusChanged(updated)
-            var outcome = responses.outcome(
-                input, type: assembled.job.type, documentId: documentId, fields: assembled.fields, updated,
-                warnings: assembled.warnings)
-            outcome.failure = error.map { DocumentFailure($0) }
-            return outcome
-        } catch {
-            throw .failed(DocumentFailure(error))
-        }
+        let (updated, _, _) = try await store.finishSubmission(
+            documentId: documentId, type: assembled.job.type, of: request.transactionId,
+            accepted: error == nil, error: error?.description, at: now())
+        await signals.statusChanged(updated)
+        var outcome = responses.outcome(
+            input, type: assembled.job.type, documentId: documentId, fields: assembled.fields, updated, warnings: assembled.warnings)
+        outcome.failure = error.map { DocumentFailure($0) }
+        return outcome
     }
 
     /// The request, with the transaction's statuses as this process last saw them (its other documents' moves
     /// included) and its Protect payload (made now when metadata is lazy).
-    private func request(for document: DocumentToSubmit) async throws(StoreError) -> SubmissionRequest {
+    private func request(for document: DocumentToSubmit) async throws -> SubmissionRequest {
         guard let transaction = try await store.latestKnown(id: document.transaction.id) else {
             throw StoreError.unknownTransaction(document.transaction.id)
         }
@@ -211,5 +195,15 @@ struct ResponseBuilder: Sendable {
         outcome.skipped = skipped
         outcome.warnings = warnings
         return outcome
+    }
+}
+
+extension SubmitStage: PipelineStage {
+    var name: String { "submit" }
+
+    /// A refused submission is answered, not thrown: it leaves its inputs for review all the same.
+    func process(_ document: InFlight<DocumentToSubmit>) async throws -> StageResult<Never> {
+        let outcome = try await self(document.value, input: document.input)
+        return .finished(FinishedDocument(outcome, failedInput: outcome.failure != nil ? document.value.failedInput : nil))
     }
 }

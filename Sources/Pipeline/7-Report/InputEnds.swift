@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import Logging
 import Protect
@@ -26,7 +27,7 @@ struct InputEnds: Sendable {
                 succeeded = false
                 logger.warning(
                     "could not skip the missing optional documents of a transaction",
-                    metadata: ["transaction.id": "\(id)", "error.code": "\(error.failureCode)"])
+                    metadata: ["transaction.id": "\(id)", "error.code": "\(FailureCode(of: error))"])
             }
         }
         return succeeded
@@ -38,19 +39,19 @@ struct InputEnds: Sendable {
         let group = item.group ?? FolderIngest.looseImagesGroup  // never nil for a group end (the schema's CHECK)
         let queue = queueInput.queue
         var ended = false
-        do throws(StoreError) {
+        do throws {
             let ids = try await queue.transactions(ofGroup: group, batch: item.batch)
             let reason = group == FolderIngest.looseImagesGroup ? "end of batch" : "end of \(group)"
             ended = await skipMissingOptionalDocuments(ids, reason: reason)
         } catch {
-            logger.warning("could not end a group of the queue", metadata: ["queue.item": "\(item.id)", "error.code": "\(error.failureCode)"])
+            logger.warning("could not end a group of the queue", metadata: ["queue.item": "\(item.id)", "error.code": "\(FailureCode(of: error))"])
         }
         if ended {
-            await queueInput.end(item.id, logger: logger) { () throws(StoreError) in
+            await queueInput.end(item.id, logger: logger) { () throws in
                 try await queue.complete(item.id, transactionId: nil, result: "{}")
             }
         } else {
-            await queueInput.end(item.id, logger: logger) { () throws(StoreError) in try await queue.release(item.id, owner: queueInput.owner) }
+            await queueInput.end(item.id, logger: logger) { () throws in try await queue.release(item.id, owner: queueInput.owner) }
         }
     }
 }
@@ -62,7 +63,8 @@ struct FolderEnds {
     private var open: [String: Int] = [:]
     private var transactions: [String: Set<String>] = [:]
 
-    init(_ jobs: [Result<DocumentJob, IngestFailure>]) {
+    /// Notes a transaction folder's documents, before any of them can be reported.
+    mutating func expect(_ jobs: [Result<DocumentJob, IngestFailure>]) {
         for case .success(let job) in jobs {
             guard let folder = job.inputGroup, folder != FolderIngest.looseImagesGroup else { continue }
             open[folder, default: 0] += 1

@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import Logging
 import Metrics
@@ -6,46 +7,33 @@ import TransactionStore
 import VerifyModel
 import WorkQueues
 
-/// The report stage: hands each document's outcome to the caller as soon as it is done, counts the run,
-/// ends transaction folders whose last document is in, and marks claimed queue items done.
+/// The report stage: records each failed document for review, hands each outcome to the caller as soon as it is
+/// done, counts the run, and lets the source complete it (a folder's end, a worker's queue item).
 struct Reporter: Sendable {
-    let input: PipelineInput
-    let folderJobs: [Result<DocumentJob, IngestFailure>]
-    let total: Int?
+    let source: any DocumentSource
+    let context: SourceContext
     let signals: SignalsCollector
-    let touched: TouchedTransactions
-    let inputEnds: InputEnds
     let reviews: ReviewRecorder
     let logger: Logger
     let emit: @Sendable (DocumentOutcome, RunProgress) async -> Void
 
-    func report(from queue: StageQueue<DocumentOutcome>) async -> RunSummary {
+    func report(from queue: StageQueue<FinishedDocument>) async -> RunSummary {
         var summary = RunSummary()
-        var folderEnds = FolderEnds(folderJobs)
-        // Folders whose last document has been reported, ended in a task of their own: their skips must not hold
-        // up reporting.
-        let (endedFolders, folderEnded) = AsyncStream.makeStream(of: (folder: String, transactions: [String]).self)
+        // What completes a document beside the report (a folder's end: its skips must not hold up reporting), in order.
+        let (followUps, followUp) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await (folder, ids) in endedFolders {
-                    await inputEnds.skipMissingOptionalDocuments(ids, reason: "end of \(folder)")
-                    await touched.ended(ids)
-                }
+                for await work in followUps { await work() }
             }
-            while let outcome = await queue.receive() {
-                if case .queue(let queueInput) = input, let item = outcome.input.queueItem,
-                    let failure = outcome.failure, failure.storeUnavailable, outcome.input.queueClaims < QueueInput.maximumClaims
-                {
-                    // Not the document's failure: it goes back to the queue, is redone, and is reported then.
-                    await giveBack(item, queueInput: queueInput)
+            while let document = await queue.receive() {
+                let outcome = document.outcome
+                // Not the document's failure: it goes back to its input, is redone, and is reported then.
+                if outcome.failure?.storeUnavailable == true, await source.giveBack(document, context) {
                     summary.givenBack += 1
                     continue
                 }
                 // Recorded for review before it is reported, and before its folder's end can skip its type.
-                if outcome.failure != nil, await !reviews.record(outcome, at: Date()), case .queue(let queueInput) = input,
-                    let item = outcome.input.queueItem, outcome.input.queueClaims < QueueInput.maximumClaims
-                {
-                    await giveBack(item, queueInput: queueInput)
+                if outcome.failure != nil, await !reviews.record(document, at: Date()), await source.giveBack(document, context) {
                     summary.givenBack += 1
                     continue
                 }
@@ -59,15 +47,10 @@ struct Reporter: Sendable {
                     logger.debug("document failed", metadata: ["input.sequence": "\(outcome.sequence)", "error.code": "\(failure.code)"])
                 }
                 if outcome.alreadySubmitted { summary.alreadySubmitted += 1 }
-                await emit(outcome, RunProgress(done: summary.documents, failed: summary.failed, total: total))
-                if let ended = folderEnds.reported(outcome.input, transactionId: outcome.transactionId) {
-                    folderEnded.yield(ended)
-                }
-                if case .queue(let queueInput) = input, let item = outcome.input.queueItem {
-                    await complete(item, outcome: outcome, queueInput: queueInput)
-                }
+                await emit(outcome, RunProgress(done: summary.documents, failed: summary.failed, total: source.total))
+                if let work = await source.reported(document, context) { followUp.yield(work) }
             }
-            folderEnded.finish()
+            followUp.finish()
         }
         return summary
     }
@@ -78,30 +61,5 @@ struct Reporter: Sendable {
         let kind = outcome.failure != nil ? "failed" : outcome.alreadySubmitted ? "already_submitted" : outcome.skipped ? "skipped" : "processed"
         let type = outcome.response?.documentType.rawValue ?? outcome.input.type?.rawValue ?? "unknown"
         Counter(label: "verify_documents_total", dimensions: [("type", type), ("outcome", kind)]).increment()
-    }
-
-    /// Marks a queue item done (the queue notes when it was the last of its group).
-    private func complete(_ item: Int64, outcome: DocumentOutcome, queueInput: QueueInput) async {
-        var result: [String: String] = [:]
-        result["documentId"] = outcome.documentId
-        result["error"] = outcome.failure?.code.rawValue
-        let text: String
-        do {
-            text = String(decoding: try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys]), as: UTF8.self)
-        } catch {
-            text = "{}"  // a dictionary of strings always serialises
-        }
-        let queue = queueInput.queue, transactionId = outcome.transactionId
-        await queueInput.end(item, logger: logger) { () throws(StoreError) in
-            try await queue.complete(item, transactionId: transactionId, result: text)
-        }
-    }
-
-    /// Gives back a document whose store could not be written: the queue hands it out again (its lease expires if
-    /// even that cannot be written), and the redo finds whatever was recorded of it before.
-    private func giveBack(_ item: Int64, queueInput: QueueInput) async {
-        logger.warning("the store failed a queue item; it goes back to the queue", metadata: ["queue.item": "\(item)"])
-        let queue = queueInput.queue
-        await queueInput.end(item, logger: logger) { () throws(StoreError) in try await queue.release(item, owner: queueInput.owner) }
     }
 }

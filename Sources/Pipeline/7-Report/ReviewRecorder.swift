@@ -1,3 +1,4 @@
+import DocumentOutcomes
 import Foundation
 import ImageDecoding
 import Logging
@@ -52,23 +53,24 @@ struct ReviewRecorder: Sendable {
     let logger: Logger
 
     /// Records the outcome's failure; false when the store could not be written (a worker then gives the document back).
-    func record(_ outcome: DocumentOutcome, at time: Date) async -> Bool {
+    func record(_ document: FinishedDocument, at time: Date) async -> Bool {
+        let outcome = document.outcome
         guard let failure = outcome.failure else { return true }
         Counter(label: "verify_failed_documents_total", dimensions: [("code", failure.code.rawValue)]).increment()
-        let failed = outcome.failedInput
+        let failed = document.failedInput
         var report = FailureReport(
             transactionId: failed?.transactionId, verificationCode: failed?.verificationCode, type: outcome.documentType,
             kind: failed?.documentId != nil ? .submission : .capture, code: failure.code, message: failure.message, field: failure.field,
             source: outcome.source, inputs: failed.flatMap(inputs), documentId: failed?.documentId)
         // A failed `review accept` leaves the review the inputs that failed first, not the operator's fields.
         report.keepInputs = failed?.job.reviewed == true
-        do throws(StoreError) {
+        do throws {
             try await store.recordFailure(report, limits: limits, at: time)
             return true
         } catch {
             logger.warning(
                 "a failed document could not be recorded for review",
-                metadata: ["input.sequence": "\(outcome.sequence)", "error.code": "\(error.failureCode)"])
+                metadata: ["input.sequence": "\(outcome.sequence)", "error.code": "\(FailureCode(of: error))"])
             return false
         }
     }

@@ -51,14 +51,16 @@ extension PipelineConfiguration {
         if !workersSetByFile.contains("submit") { sized.submit.workers = max(4, cores) }
         if !queuesSetByFile.contains("decode") { sized.decode.queue = max(64, 8 * sized.decode.workers) }
         if !queuesSetByFile.contains("scan") { sized.scan.queue = max(64, 8 * sized.scan.workers) }
+        if !queuesSetByFile.contains("parse") { sized.parse.queue = max(64, 8 * sized.scan.workers) }
         if !queuesSetByFile.contains("track") { sized.track.queue = max(64, 8 * sized.scan.workers) }
         if !queuesSetByFile.contains("submit") { sized.submit.queue = max(256, 16 * sized.submit.workers) }
+        if !queuesSetByFile.contains("report") { sized.report.queue = max(256, 16 * sized.submit.workers) }
         return sized
     }
 
     /// Each stage's workers and queue, one line each, as `plan` prints them and the run logs them.
     package var stagePlan: [(stage: String, workers: Int, queue: Int, fromFile: Bool)] {
-        [("decode", decode), ("scan", scan), ("track", track), ("submit", submit)].map { name, stage in
+        [("decode", decode), ("scan", scan), ("parse", parse), ("track", track), ("submit", submit), ("report", report)].map { name, stage in
             (name, stage.workers, stage.queue, workersSetByFile.contains(name))
         }
     }

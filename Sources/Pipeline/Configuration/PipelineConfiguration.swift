@@ -73,8 +73,12 @@ package struct PipelineConfiguration: Sendable, Equatable {
     package var queuesSetByFile: Set<String> = []
     package var decode = Stage(workers: 2, queue: 64)
     package var scan = Stage(workers: 2, queue: 64)
+    /// One worker (parsing is quick next to decoding and scanning); its queue is the file's to bound.
+    package var parse = Stage(workers: 1, queue: 64)
     package var track = Stage(workers: 1, queue: 64)
     package var submit = Stage(workers: 4, queue: 256)
+    /// The finished documents waiting to be reported: one reporter, which writes each result as it comes.
+    package var report = Stage(workers: 1, queue: 256)
     package var symbologies: Set<BarcodeFormat> = [.qrCode, .pdf417]
     /// A government-id back must carry a readable PDF417 (when PDF417 is enabled).
     package var requireBackBarcode = true
@@ -149,7 +153,8 @@ extension PipelineConfiguration {
         }
     }
 
-    /// Parses pipeline YAML; unknown keys are refused with their path (e.g. `stages.scan.wokers`).
+    /// Parses pipeline YAML; unknown keys are refused with their path (e.g. `stages.scan.wokers`). Each section is read
+    /// by its own function, into its own type where it has one.
     package init(yaml: String, name file: String = "pipeline") throws(ConfigurationError) {
         self.init()
         let root: Node?
@@ -159,194 +164,23 @@ extension PipelineConfiguration {
             throw ConfigurationError("\(file) is not valid YAML: \(Self.oneLine(error))")
         }
         guard let root else { return }
-        let top = try Section(root, path: "", file: file)
+        let top = try YAMLSection(root, path: "", file: file)
         try top.only(["name", "policy", "ingest", "stages", "scan", "protect", "submitter", "store", "retention", "review"])
         if let value = try top.string("name") { name = value }
-
-        if let policy = try top.section("policy") {
-            try policy.only(["documents", "transactionLifetime", "failExpiredId"])
-            if let documentsSection = try policy.section("documents") {
-                var documents: [DocumentType: DocumentRequirement] = Dictionary(uniqueKeysWithValues: DocumentType.allCases.map { ($0, .disabled) })
-                for key in documentsSection.keys {
-                    guard let type = DocumentType(rawValue: key) else {
-                        throw documentsSection.error(
-                            key, "unknown document type (known: \(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
-                    }
-                    let value = try documentsSection.string(key) ?? ""
-                    guard let requirement = DocumentRequirement(rawValue: value.uppercased()) else {
-                        throw documentsSection.error(key, "must be REQUIRED, OPTIONAL or DISABLED, not '\(value)'")
-                    }
-                    documents[type] = requirement
-                }
-                guard documents.values.contains(where: { $0 != .disabled }) else {
-                    throw documentsSection.error(nil, "enables no document type")
-                }
-                self.documents = documents
-            }
-            if let lifetime = try policy.string("transactionLifetime") {
-                guard let seconds = Self.duration(lifetime), Self.lifetimes.contains(seconds) else {
-                    throw policy.error("transactionLifetime", "must be a duration from 1s to 365d such as 90s, 30m, 12h or 7d")
-                }
-                transactionLifetime = seconds
-            }
-            if let value = try policy.bool("failExpiredId") { failExpiredId = value }
-        }
-
-        if let ingest = try top.section("ingest") {
-            try ingest.only(["allowedPaths", "maxLineBytes"])
-            if let paths = try ingest.strings("allowedPaths") {
-                guard !paths.contains(where: \.isEmpty) else { throw ingest.error("allowedPaths", "must not hold an empty path") }
-                allowedPaths = paths
-            }
-            if let value = try ingest.int("maxLineBytes", in: 1024...(1 << 30)) { maxLineBytes = value }
-        }
-
-        if let stages = try top.section("stages") {
-            try stages.only(["decode", "scan", "track", "submit"])
-            for (key, path) in [("decode", \PipelineConfiguration.decode), ("scan", \.scan), ("track", \.track), ("submit", \.submit)] {
-                guard let stage = try stages.section(key) else { continue }
-                try stage.only(["workers", "queue", "queueMiB"])
-                if let workers = try stage.int("workers", in: 1...256) {
-                    self[keyPath: path].workers = workers
-                    workersSetByFile.insert(key)
-                }
-                if let queue = try stage.int("queue", in: 1...100_000) {
-                    self[keyPath: path].queue = queue
-                    queuesSetByFile.insert(key)
-                }
-                if let mebibytes = try stage.int("queueMiB", in: 1...65_536) { self[keyPath: path].queueBytes = mebibytes << 20 }
-            }
-        }
-
-        if let scan = try top.section("scan") {
-            try scan.only(["symbologies", "requireBackBarcode", "opaqueBarcodes", "maxPixels"])
-            if let names = try scan.strings("symbologies") {
-                do {
-                    symbologies = try BarcodeFormat.parseList(names)
-                } catch {
-                    throw scan.error("symbologies", error.description)
-                }
-            }
-            if let value = try scan.bool("requireBackBarcode") { requireBackBarcode = value }
-            switch try scan.string("opaqueBarcodes")?.lowercased() {
-            case nil, "refuse": break
-            case "accept": acceptOpaqueBarcodes = true
-            case let other?:
-                throw scan.error("opaqueBarcodes", "must be accept or refuse, not '\(other.count <= 16 ? other : "\(other.count) characters")'")
-            }
-            if let value = try scan.int("maxPixels", in: 1...1_000_000_000) { maxPixels = value }
-        }
-
-        if let section = try top.section("protect") {
-            try section.only([
-                "enabled", "envId", "deviceAttributesToIgnore", "isBehavioralDataCollection", "isConsoleLogEnabled",
-                "isLazyMetadata", "customHost", "pauseBehavioralDataOnSuccess", "resumeBehavioralDataOnStart"
-            ])
-            var protect = ProtectConfiguration()
-            protect.enabled = try section.bool("enabled") ?? false
-            protect.envId = try section.string("envId")
-            protect.deviceAttributesToIgnore = try section.strings("deviceAttributesToIgnore") ?? []
-            protect.isBehavioralDataCollection = try section.bool("isBehavioralDataCollection") ?? true
-            protect.isConsoleLogEnabled = try section.bool("isConsoleLogEnabled") ?? false
-            protect.isLazyMetadata = try section.bool("isLazyMetadata") ?? false
-            protect.customHost = try section.string("customHost")
-            protect.pauseBehavioralDataOnSuccess = try section.bool("pauseBehavioralDataOnSuccess") ?? false
-            protect.resumeBehavioralDataOnStart = try section.bool("resumeBehavioralDataOnStart") ?? false
-            if protect.enabled, protect.envId?.isEmpty ?? true {
-                throw section.error("envId", "is required when protect is enabled")
-            }
-            self.protect = protect
-        }
-
-        if let section = try top.section("submitter") {
-            try section.only(["kind", "endpoint", "tokenEnv", "timeoutSeconds", "retry", "caFile"])
-            var submitter = Submitter()
-            if let kind = try section.string("kind") {
-                guard let value = SubmitterKind(rawValue: kind) else {
-                    throw section.error("kind", "must be local or http, not '\(kind)'")
-                }
-                submitter.kind = value
-            }
-            if let endpoint = try section.string("endpoint") {
-                guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
-                    throw section.error("endpoint", "must be an http(s) URL")
-                }
-                submitter.endpoint = url
-            }
-            if let name = try section.string("tokenEnv") {
-                guard Self.isVariableName(name) else {
-                    throw section.error("tokenEnv", "must name an environment variable (letters, digits and _), not hold a token")
-                }
-                submitter.tokenEnv = name
-            }
-            submitter.caFile = try section.string("caFile")
-            if let timeout = try section.double("timeoutSeconds", in: 0.1...3600) { submitter.timeoutSeconds = timeout }
-            if let retry = try section.section("retry") {
-                try retry.only(["maxAttempts", "initialBackoffMs", "maxBackoffMs"])
-                if let value = try retry.int("maxAttempts", in: 1...100) { submitter.retry.maxAttempts = value }
-                if let value = try retry.int("initialBackoffMs", in: 0...600_000) { submitter.retry.initialBackoffMs = value }
-                if let value = try retry.int("maxBackoffMs", in: 0...3_600_000) { submitter.retry.maxBackoffMs = value }
-            }
-            if submitter.kind == .http, submitter.endpoint == nil {
-                throw section.error("endpoint", "is required for the http submitter")
-            }
-            self.submitter = submitter
-        }
-
-        if let store = try top.section("store") {
-            try store.only(["encryption"])
-            if let encryption = try store.section("encryption") {
-                try encryption.only(["enabled", "keyEnv"])
-                if let enabled = try encryption.bool("enabled") { storeEncryption.enabled = enabled }
-                if let name = try encryption.string("keyEnv") {
-                    guard Self.isVariableName(name) else {
-                        throw encryption.error("keyEnv", "must name an environment variable (letters, digits and _), not hold a key")
-                    }
-                    storeEncryption.keyEnv = name
-                }
-            }
-        }
-
+        if let section = try top.section("policy") { try readPolicy(section) }
+        if let section = try top.section("ingest") { try readIngest(section) }
+        if let section = try top.section("stages") { try readStages(section) }
+        if let section = try top.section("scan") { try readScan(section) }
+        if let section = try top.section("protect") { protect = try ProtectConfiguration(section) }
+        if let section = try top.section("submitter") { submitter = try Submitter(section) }
+        if let section = try top.section("store") { try storeEncryption.read(section) }
         if let variable = submitter.tokenEnv, storeSecretVariables.contains(variable) {
             throw ConfigurationError(
                 "\(file): 'submitter.tokenEnv' names \(variable), which holds a secret of the store: the bearer token is sent to the endpoint; give the token a variable of its own"
             )
         }
-
-        if let section = try top.section("retention") {
-            try section.only(["mode", "keep", "maxAge", "interval"])
-            if let mode = try section.string("mode") {
-                guard let value = Retention.Mode(rawValue: mode) else {
-                    throw section.error("mode", "must be one of \(Retention.Mode.allCases.map(\.rawValue).joined(separator: ", ")), not '\(mode)'")
-                }
-                retention.mode = value
-            }
-            if let keep = try section.int("keep", in: 0...100_000_000) { retention.keep = keep }
-            if let text = try section.string("maxAge") {
-                guard let seconds = Self.duration(text), Self.retentionAges.contains(seconds) else {
-                    throw section.error("maxAge", "must be a duration from 1m to 3650d such as 90m, 12h or 30d")
-                }
-                retention.maxAge = seconds
-            }
-            if let text = try section.string("interval") {
-                guard let seconds = Self.duration(text), Self.retentionIntervals.contains(seconds) else {
-                    throw section.error("interval", "must be a duration from 10s to 7d such as 10m or 1h")
-                }
-                retentionInterval = seconds
-            }
-        }
-
-        if let section = try top.section("review") {
-            try section.only(["maxInputBytes", "maxStoreBytes", "inputsMaxAge"])
-            if let bytes = try section.int("maxInputBytes", in: 0...(1 << 30)) { review.maxInputBytes = bytes }
-            if let bytes = try section.int("maxStoreBytes", in: 0...(1 << 40)) { review.maxStoreBytes = bytes }
-            if let text = try section.string("inputsMaxAge") {
-                guard let seconds = Self.duration(text), Self.retentionAges.contains(seconds) else {
-                    throw section.error("inputsMaxAge", "must be a duration from 1m to 3650d such as 12h or 30d")
-                }
-                review.inputsMaxAge = seconds
-            }
-        }
+        if let section = try top.section("retention") { try readRetention(section) }
+        if let section = try top.section("review") { try review.read(section) }
     }
 
     /// The variables that hold the store's secrets, which no other setting may name: the key-encryption key's (the
@@ -373,84 +207,5 @@ extension PipelineConfiguration {
         let value: Double? = if let unit = text.last, let scale = units[unit] { Double(text.dropLast()).map { $0 * scale } } else { Double(text) }
         guard let value, value.isFinite else { return nil }
         return value
-    }
-}
-
-/// A YAML mapping being read, with the path used in error messages.
-private struct Section {
-    let mapping: Node.Mapping
-    let path: String
-    let file: String
-
-    init(_ node: Node, path: String, file: String) throws(ConfigurationError) {
-        guard let mapping = node.mapping else {
-            throw ConfigurationError("\(file): \(path.isEmpty ? "the file" : "'\(path)'") must be a mapping of keys to values")
-        }
-        self.mapping = mapping
-        self.path = path
-        self.file = file
-    }
-
-    var keys: [String] { mapping.keys.compactMap(\.string) }
-
-    func error(_ key: String?, _ message: String) -> ConfigurationError {
-        let name = [path, key].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ".")
-        return ConfigurationError("\(file): '\(name)' \(message)")
-    }
-
-    func only(_ allowed: Set<String>) throws(ConfigurationError) {
-        for key in keys where !allowed.contains(key) {
-            throw error(key, "is not a known key (known here: \(allowed.sorted().joined(separator: ", ")))")
-        }
-    }
-
-    func node(_ key: String) -> Node? { mapping[key] }
-
-    func section(_ key: String) throws(ConfigurationError) -> Section? {
-        guard let node = node(key) else { return nil }
-        if node.scalar?.string == "" || node.scalar?.string == "~" { return nil }
-        return try Section(node, path: path.isEmpty ? key : "\(path).\(key)", file: file)
-    }
-
-    func string(_ key: String) throws(ConfigurationError) -> String? {
-        guard let node = node(key) else { return nil }
-        guard let scalar = node.scalar else { throw error(key, "must be a single value") }
-        return scalar.string
-    }
-
-    func bool(_ key: String) throws(ConfigurationError) -> Bool? {
-        guard let text = try string(key) else { return nil }
-        switch text.lowercased() {
-        case "true", "yes", "on": return true
-        case "false", "no", "off": return false
-        default: throw error(key, "must be true or false, not '\(text)'")
-        }
-    }
-
-    func int(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
-        guard let text = try string(key) else { return nil }
-        guard let value = Int(text), range.contains(value) else {
-            throw error(key, "must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
-        }
-        return value
-    }
-
-    func double(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
-        guard let text = try string(key) else { return nil }
-        guard let value = Double(text), range.contains(value) else {
-            throw error(key, "must be a number from \(range.lowerBound.formatted()) to \(range.upperBound.formatted())")
-        }
-        return value
-    }
-
-    func strings(_ key: String) throws(ConfigurationError) -> [String]? {
-        guard let node = node(key) else { return nil }
-        guard let sequence = node.sequence else { throw error(key, "must be a list") }
-        var values: [String] = []
-        for item in sequence {
-            guard let value = item.scalar?.string else { throw error(key, "must be a list of single values") }
-            values.append(value)
-        }
-        return values
     }
 }

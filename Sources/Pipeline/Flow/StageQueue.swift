@@ -72,7 +72,7 @@ final class StageQueue<Element: Sendable>: Sendable {
     var depth: Int { state.withLock { $0.buffer.count + $0.senders.count } }
 
     /// Waits while the queue is full. Sending after `finish()` is a programming error.
-    func send(_ element: Element, weight: Int = 0) async throws(CancellationError) {
+    func send(_ element: Element, weight: Int = 0) async throws {
         let id = state.withLock { state in
             state.nextId += 1
             return state.nextId
