@@ -1,5 +1,6 @@
 import DocumentOutcomes
 import Foundation
+import ImageDecoding
 import Logging
 import Synchronization
 import TransactionStore
@@ -83,6 +84,11 @@ package final class FolderSource: DocumentSource {
 
     package func open() throws {
         guard FolderIngest.isDirectory(root) else { throw DocumentFailure(.noDocumentToSubmitError, "\(root.path) is not a folder") }
+        // Read once here so that a folder that cannot be listed fails the run before the line starts, as it did when it
+        // was walked whole first, instead of ending the intake with nothing reported.
+        guard FolderListing(path: root.path) != nil else {
+            throw DocumentFailure(.noDocumentToSubmitError, "cannot read the folder \(root.path)")
+        }
     }
 
     package func feed(_ context: SourceContext, admit: @escaping @Sendable (SourceItem) async throws -> Void) async throws {
