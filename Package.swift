@@ -182,9 +182,7 @@ let package = Package(
             name: "verify-pipeline",
             dependencies: [
                 "ImageDecoding", "BarcodeScanning", "MRZReading", "VerifyModel", "DocumentOutcomes", "TransactionStore", "WorkQueues",
-                "Pipeline", "Protect", "Submission", "OutboundHTTP",
-                "TransactionViews", "OperatorView", "Application",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "Pipeline", "Protect", "TransactionViews", "OperatorView", "Application",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),

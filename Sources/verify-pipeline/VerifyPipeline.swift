@@ -37,17 +37,9 @@ struct VerifyPipeline: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-        } catch let failure as CommandFailure {
-            CommandOutput.fail(failure.description)
-            Foundation.exit(2)
-        } catch let error as StoreError {
-            // A store that does not open, or fails the command: one line, exit 2, as a configuration error.
-            CommandOutput.fail(error.description)
-            Foundation.exit(2)
-        } catch let error as ConfigurationError {
-            CommandOutput.fail(error.description)
-            Foundation.exit(2)
-        } catch let error as OperatorViewError {
+        } catch let error as any Error & CustomStringConvertible where Self.isCommandError(error) {
+            // One line, exit 2: a command that cannot do what it was asked (a store that does not open, a
+            // configuration or a bind address that is wrong).
             CommandOutput.fail(error.description)
             Foundation.exit(2)
         } catch {
@@ -56,5 +48,10 @@ struct VerifyPipeline: AsyncParsableCommand {
             CommandOutput.standardError("verify-pipeline: \(message(for: error))\n")
             Foundation.exit(2)
         }
+    }
+
+    /// The errors a command ends on with their own one-line description and exit 2.
+    static func isCommandError(_ error: any Error) -> Bool {
+        error is CommandFailure || error is StoreError || error is ConfigurationError || error is OperatorViewError
     }
 }

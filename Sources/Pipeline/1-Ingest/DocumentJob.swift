@@ -119,6 +119,15 @@ struct DocumentJob: Sendable, Codable {
     }
 }
 
+extension DocumentJob {
+    /// Opens the transaction `qr` names on `store`, with this job's times; opening one already open changes nothing
+    /// (the store checks the verification code). The one place a document's transaction is opened: at intake for QR
+    /// text, when queued, and at tracking for a QR read from an image.
+    func openTransaction(_ qr: VerificationQR, on store: TransactionStore, configuration: PipelineConfiguration, now: Date) async throws {
+        _ = try await store.openTransaction(try newTransaction(qr, configuration: configuration, now: now))
+    }
+}
+
 extension DocumentJob: StageValue {
     var transactionId: String? { identity.transactionId }
     var failedInput: FailedInput? { FailedInput(self) }

@@ -151,18 +151,7 @@ struct FolderIngest: Sendable {
             case .failure(let error):
                 results.append(failure(nil, relative(fieldsFile), error))
             case .success(let captured):
-                for (key, type) in [(DocumentKey.email, DocumentType.email), (.phone, .phone)] {
-                    guard let value = captured[key] else { continue }
-                    var document = draft(type)
-                    document.captured[key] = value
-                    documents.append((type, .success(document)))
-                }
-                let rest = captured.filter { $0.key != .email && $0.key != .phone }
-                if !rest.isEmpty {
-                    var document = (try? government?.get()) ?? draft(.governmentId)  // a failed id document stays failed
-                    for (key, value) in rest { document.captured[key] = value }
-                    if case .failure = government {} else { government = .success(document) }
-                }
+                documents += Self.capturedDocuments(captured, government: &government, draft: draft)
             }
         }
         if let government { documents.insert((.governmentId, government), at: 0) }
@@ -184,6 +173,27 @@ struct FolderIngest: Sendable {
             }
         }
         return results
+    }
+
+    /// The captured fields of `fields.json`: an email and a phone are documents of their own; the other keys join the
+    /// folder's GOVERNMENT_ID (made for them when the folder has none; a failed one stays failed).
+    private static func capturedDocuments(
+        _ captured: DocumentFields, government: inout Result<DocumentJob, DocumentFailure>?, draft: (DocumentType) -> DocumentJob
+    ) -> [(type: DocumentType, document: Result<DocumentJob, DocumentFailure>)] {
+        var documents: [(type: DocumentType, document: Result<DocumentJob, DocumentFailure>)] = []
+        for (key, type) in [(DocumentKey.email, DocumentType.email), (.phone, .phone)] {
+            guard let value = captured[key] else { continue }
+            var document = draft(type)
+            document.captured[key] = value
+            documents.append((type, .success(document)))
+        }
+        let rest = captured.filter { $0.key != .email && $0.key != .phone }
+        if !rest.isEmpty {
+            var document = (try? government?.get()) ?? draft(.governmentId)
+            for (key, value) in rest { document.captured[key] = value }
+            if case .failure = government {} else { government = .success(document) }
+        }
+        return documents
     }
 
     /// How a transaction folder's transaction is found: `qr.txt`, else the QR on `qr.*`, `back.*` or `front.*`.

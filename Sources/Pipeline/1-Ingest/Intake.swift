@@ -40,7 +40,7 @@ struct Intake: Sendable {
             input.queueClaims = item.queueItem?.claims ?? 1
             if case .qr(let qr) = job.identity {
                 do {
-                    _ = try await store.openTransaction(try job.newTransaction(qr, configuration: configuration, now: now()))
+                    try await job.openTransaction(qr, on: store, configuration: configuration, now: now())
                     await touched.add(qr.transactionId)
                 } catch is CancellationError {
                     throw CancellationError()

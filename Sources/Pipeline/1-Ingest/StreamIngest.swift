@@ -67,93 +67,117 @@ enum StreamLine {
     ]
 
     static func parse(_ line: String, number: Int, maxImageBytes: Int = ImageFile.maxBytes) -> Result<DocumentJob, IngestFailure> {
-        let source = "stdin:\(number)"
         var inputId = "line-\(number)"
-        func fail(_ code: DocumentSubmissionErrorCode, _ message: String, type: DocumentType? = nil) -> Result<DocumentJob, IngestFailure> {
-            .failure(IngestFailure(sequence: number, inputId: inputId, source: source, type: type, failure: DocumentFailure(code, message)))
+        var type: DocumentType?
+        do {
+            let object = try jsonObject(line, number: number)
+            if let id = object["id"] as? String, !id.isEmpty { inputId = id }
+            try checkKeys(object)
+            let documentType = try documentType(object)
+            type = documentType
+            var job = DocumentJob(
+                sequence: number, inputId: inputId, source: "stdin:\(number)", type: documentType, identity: try identity(object))
+            try attachImages(object, to: &job, maxImageBytes: maxImageBytes)
+            try attachData(object, to: &job)
+            return .success(job)
+        } catch {
+            return .failure(
+                IngestFailure(sequence: number, inputId: inputId, source: "stdin:\(number)", type: type, failure: DocumentFailure(any: error)))
         }
+    }
+
+    private static func jsonObject(_ line: String, number: Int) throws -> [String: Any] {
         // Not JSON and not an object get the same answer.
         guard let parsed = try? JSONDecoder().decode([String: JSONValue].self, from: Data(line.utf8)) else {
-            return fail(.invalidKeyMap, "line \(number) is not a JSON object")
+            throw DocumentFailure(.invalidKeyMap, "line \(number) is not a JSON object")
         }
-        let object = parsed.mapValues(\.value)
-        if let id = object["id"] {
-            guard let text = id as? String, !text.isEmpty else { return fail(.invalidKeyMap, "'id' must be a non-empty string") }
-            inputId = text
+        return parsed.mapValues(\.value)
+    }
+
+    /// Every key known, every value of its key's kind and within the text limit.
+    private static func checkKeys(_ object: [String: Any]) throws {
+        if let id = object["id"], (id as? String)?.isEmpty ?? true {
+            throw DocumentFailure(.invalidKeyMap, "'id' must be a non-empty string")
         }
         if let unknown = object.keys.sorted().first(where: { !knownKeys.contains($0) }) {
-            return fail(.invalidKeyMap, "\(TextInput.quoted(unknown)) is not a known key")
-        }
-        func string(_ key: String) -> String?? {
-            guard let value = object[key] else { return .some(nil) }
-            return (value as? String).map { .some($0) } ?? nil
+            throw DocumentFailure(.invalidKeyMap, "\(TextInput.quoted(unknown)) is not a known key")
         }
         for key in knownKeys where key != "fields" && key != "skip" {
-            if string(key) == nil { return fail(.invalidKeyMap, "'\(key)' must be a string") }
+            if let value = object[key], !(value is String) { throw DocumentFailure(.invalidKeyMap, "'\(key)' must be a string") }
         }
         for key in textKeys {
             if let text = object[key] as? String, text.utf8.count > TextInput.maxBytes {
-                return fail(.documentCaptureError, "'\(key)' is \(text.utf8.count) bytes, more than the limit of \(TextInput.maxBytes)")
+                throw DocumentFailure(
+                    .documentCaptureError, "'\(key)' is \(text.utf8.count) bytes, more than the limit of \(TextInput.maxBytes)")
             }
         }
         if let fields = object["fields"] as? [String: Any] {
             let size = fields.reduce(0) { $0 + $1.key.utf8.count + (($1.value as? String)?.utf8.count ?? 0) }
             if size > TextInput.maxBytes {
-                return fail(.documentCaptureError, "'fields' holds \(size) bytes of text, more than the limit of \(TextInput.maxBytes)")
+                throw DocumentFailure(
+                    .documentCaptureError, "'fields' holds \(size) bytes of text, more than the limit of \(TextInput.maxBytes)")
             }
         }
+    }
+
+    private static func documentType(_ object: [String: Any]) throws -> DocumentType {
         guard let typeName = object["type"] as? String else {
-            return fail(.missingDocumentType, "the line has no 'type'")
+            throw DocumentFailure(.missingDocumentType, "the line has no 'type'")
         }
         guard let type = DocumentType(rawValue: typeName) else {
-            return fail(
+            throw DocumentFailure(
                 .missingDocumentType,
                 "\(TextInput.quoted(typeName)) is not a document type (\(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
+        return type
+    }
 
-        let identity: TransactionIdentity
+    /// The transaction the line names: by its QR, or by its id.
+    private static func identity(_ object: [String: Any]) throws -> TransactionIdentity {
         if let qr = object["qr"] as? String {
             do {
-                identity = .qr(try VerificationQR(parsing: qr))
+                return .qr(try VerificationQR(parsing: qr))
             } catch {
-                return .failure(
-                    IngestFailure(
-                        sequence: number, inputId: inputId, source: source, type: type,
-                        failure: DocumentFailure(error, context: "'qr'")))
+                throw DocumentFailure(error, context: "'qr'")
             }
-        } else if let transactionId = object["transactionId"] as? String, !transactionId.isEmpty {
-            guard VerificationQR.isSafeIdentifier(transactionId) else {
-                return fail(.initiateDocumentTransactionError, "'transactionId' is not 1 to 128 of A-Z a-z 0-9 . _ : -", type: type)
-            }
-            identity = .known(transactionId)
-        } else {
-            return fail(.initiateDocumentTransactionError, "the line has neither 'qr' nor 'transactionId'", type: type)
         }
+        guard let transactionId = object["transactionId"] as? String, !transactionId.isEmpty else {
+            throw DocumentFailure(.initiateDocumentTransactionError, "the line has neither 'qr' nor 'transactionId'")
+        }
+        guard VerificationQR.isSafeIdentifier(transactionId) else {
+            throw DocumentFailure(.initiateDocumentTransactionError, "'transactionId' is not 1 to 128 of A-Z a-z 0-9 . _ : -")
+        }
+        return .known(transactionId)
+    }
 
-        var job = DocumentJob(sequence: number, inputId: inputId, source: source, type: type, identity: identity)
+    /// Each image inline (base64, held to the image limit before it is decoded) or as a path the reader resolves.
+    private static func attachImages(_ object: [String: Any], to job: inout DocumentJob, maxImageBytes: Int) throws {
         for (role, inline, path) in [
             (ImageRole.front, "frontImage", "frontImagePath"), (.back, "backImage", "backImagePath"),
             (.selfie, "selfie", "selfiePath")
         ] {
             if let base64 = object[inline] as? String {
-                // Held to the same limit as an image file, before it is decoded.
                 guard base64.utf8.count / 4 * 3 <= maxImageBytes else {
-                    return fail(.documentCaptureError, "'\(inline)' holds more than the image limit of \(maxImageBytes) bytes", type: type)
+                    throw DocumentFailure(.documentCaptureError, "'\(inline)' holds more than the image limit of \(maxImageBytes) bytes")
                 }
                 guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), !data.isEmpty else {
-                    return fail(.documentCaptureError, "'\(inline)' is not valid base64", type: type)
+                    throw DocumentFailure(.documentCaptureError, "'\(inline)' is not valid base64")
                 }
                 job.images[role] = .inline([UInt8](data))
             } else if let file = object[path] as? String {
                 job.images[role] = .named(file, key: path)
             }
         }
+    }
+
+    /// The typed MRZ, the captured fields, the skip flag and the transaction's dates; a line with no document data is refused.
+    private static func attachData(_ object: [String: Any], to job: inout DocumentJob) throws {
         job.mrz = object["mrz"] as? String
         if let fields = object["fields"] {
-            guard let fields = fields as? [String: Any] else { return fail(.invalidKeyMap, "'fields' must be an object", type: type) }
+            guard let fields = fields as? [String: Any] else { throw DocumentFailure(.invalidKeyMap, "'fields' must be an object") }
             for (name, value) in fields {
                 guard let key = DocumentKey(rawValue: name), let text = value as? String else {
-                    return fail(.invalidKeyMap, "fields: \(TextInput.quoted(name)) is not a document key with a string value", type: type)
+                    throw DocumentFailure(.invalidKeyMap, "fields: \(TextInput.quoted(name)) is not a document key with a string value")
                 }
                 job.captured[key] = text
             }
@@ -163,18 +187,17 @@ enum StreamLine {
         if let email = object["email"] as? String { job.captured[.email] = email }
         if let phone = object["phone"] as? String { job.captured[.phone] = phone }
         if let skip = object["skip"] {
-            guard let flag = skip as? Bool else { return fail(.invalidKeyMap, "'skip' must be true or false", type: type) }
+            guard let flag = skip as? Bool else { throw DocumentFailure(.invalidKeyMap, "'skip' must be true or false") }
             job.skip = flag
         }
         for (key, path) in [("createdAt", \DocumentJob.createdAt), ("expiresAt", \.expiresAt)] {
             guard let text = object[key] as? String else { continue }
-            guard let date = Timestamp.date(text) else { return fail(.invalidKeyMap, "'\(key)' is not an ISO-8601 timestamp", type: type) }
+            guard let date = Timestamp.date(text) else { throw DocumentFailure(.invalidKeyMap, "'\(key)' is not an ISO-8601 timestamp") }
             job[keyPath: path] = date
         }
         if !job.skip, job.images.isEmpty, job.mrz == nil, job.captured.isEmpty {
-            return fail(.noDocumentToSubmitError, "the line carries no document data", type: type)
+            throw DocumentFailure(.noDocumentToSubmitError, "the line carries no document data")
         }
-        return .success(job)
     }
 }
 

@@ -265,7 +265,7 @@ package struct Enqueuer: Sendable {
         case .success(let job):
             do {
                 if case .qr(let qr) = job.identity {
-                    _ = try await store.openTransaction(try job.newTransaction(qr, configuration: configuration, now: Date()))
+                    try await job.openTransaction(qr, on: store, configuration: configuration, now: Date())
                 }
                 let encoded = String(decoding: try QueueInput.encoder.encode(job), as: UTF8.self)
                 return (NewWorkItem(job: encoded, group: job.inputGroup, transactionId: job.transactionId), nil)

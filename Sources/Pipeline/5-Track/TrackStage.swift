@@ -75,7 +75,7 @@ struct TrackStage: Sendable {
     /// collect and apply refuse an unknown transaction.
     private func open(_ reference: TransactionReference, job: DocumentJob, at time: Date) async throws {
         if case .read(let qr) = reference {
-            _ = try await store.openTransaction(try job.newTransaction(qr, configuration: configuration, now: time))
+            try await job.openTransaction(qr, on: store, configuration: configuration, now: time)
         }
         await touched.add(reference.id)
     }
