@@ -56,10 +56,12 @@ struct GlyphClassifier {
         return table
     }()
 
-    /// The darkness across the line, summed along it, one row per sixteenth of a pitch over ±0.8 pitch (the next
-    /// line's capitals start farther out): the rows where it stands clearly above the paper are the capitals. Paper
-    /// in shadow is dark too: ink is told from it by difference, not by ratio.
-    func geometry(of line: [MRZGrid.Cell]) -> (geometry: LineGeometry, fit: Float)? {
+    /// The first step of `geometry(of:)`: the capitals' size and height, upright and as wide as the templates', and how
+    /// well they fit; nil when the line shows no capitals. The darkness across the line, summed along it, one row per
+    /// sixteenth of a pitch over ±0.8 pitch (the next line's capitals start farther out): the rows where it stands
+    /// clearly above the paper are the capitals. Paper in shadow is dark too: ink is told from it by difference, not
+    /// by ratio.
+    func uprightGeometry(of line: [MRZGrid.Cell]) -> (geometry: LineGeometry, fit: Float)? {
         let rows = 27, columns = 16
         var profile = [Float](repeating: 0, count: rows)
         for cell in line {
@@ -85,7 +87,15 @@ struct GlyphClassifier {
             unit: Double(bottom - top + 1) * pitch / 16,
             offset: (Double(top + bottom) / 2 - Double(rows / 2)) * pitch)
         // The profile's edges are soft (round letters, blur): the size and height that fit the templates best.
-        let upright = refined(line, around: measured, factors: [0.92, 1.0, 1.08], shifts: [-0.5, 0, 0.5])
+        return refined(line, around: measured, factors: [0.92, 1.0, 1.08], shifts: [-0.5, 0, 0.5])
+    }
+
+    /// The line's geometry: its capitals' size and height (`uprightGeometry(of:)`, passed in as `upright` where it was
+    /// measured already), then the slant and the aspect that fit the templates best. Nil when the line shows no capitals.
+    func geometry(
+        of line: [MRZGrid.Cell], upright measured: (geometry: LineGeometry, fit: Float)?? = nil
+    ) -> (geometry: LineGeometry, fit: Float)? {
+        guard let upright = measured ?? uprightGeometry(of: line) else { return nil }
         // Characters that lean fit their upright templates poorly, and each lean differs (a font's, a camera's); so do
         // characters narrower or wider than the templates' (a page photographed from the side, a condensed cut).
         let leaning = bestFit(line, around: upright, varying: \.slant, over: Self.slants)

@@ -114,11 +114,17 @@ public struct MRZImageReader: Sendable {
 
     /// Every candidate is read (the page as it is and upside down, each layout that fits): the surest reading that
     /// parses wins. A reading whose characters do not look like OCR-B is no evidence, whatever its check digits.
+    /// A grid whose first line fits the templates upright clearly worse than another grid's first line
+    /// (`MRZReadingPolicy.orientationMargin`: most often the band taken upside down) is not read further.
     private func surest(_ grids: [MRZGrid], classifier: GlyphClassifier) -> (read: MRZReading?, refused: Unread?) {
         var read: MRZReading?
         var best: Unread?
-        for grid in grids {
-            switch reading(grid, classifier: classifier) {
+        let uprights = grids.map { classifier.uprightGeometry(of: Array($0.lines[0].dropFirst().dropLast())) }
+        let surestFit = uprights.compactMap { $0?.fit }.max() ?? 0
+        for (grid, upright) in zip(grids, uprights) {
+            // A line without capitals is no evidence (`noLegibleCapitals`, confidence 0): it is never the one reported.
+            guard let upright, upright.fit >= surestFit - policy.orientationMargin else { continue }
+            switch reading(grid, classifier: classifier, firstLine: upright) {
             case .success(let reading) where reading.meanScore >= policy.minimumMeanScore:
                 if reading.meanScore > read?.meanScore ?? 0 { read = reading }
             case .success(let reading):
@@ -136,8 +142,11 @@ public struct MRZImageReader: Sendable {
 
     /// A grid read: its cells measured and scored (`CellMeasures`), the rules before mending applied, the check digits
     /// mended, the rules after applied.
-    func reading(_ grid: MRZGrid, classifier: GlyphClassifier) -> Result<MRZReading, Unread> {
-        guard let measures = CellMeasures(grid, classifier: classifier, policy: policy) else {
+    /// `firstLine`: the first line's upright geometry where it was measured already.
+    func reading(
+        _ grid: MRZGrid, classifier: GlyphClassifier, firstLine: (geometry: GlyphClassifier.LineGeometry, fit: Float)? = nil
+    ) -> Result<MRZReading, Unread> {
+        guard let measures = CellMeasures(grid, classifier: classifier, policy: policy, firstLine: firstLine) else {
             return .failure(
                 Unread(confidence: 0, refusal: MRZRefusal(.noLegibleCapitals, field: .layout, message: "MRZ line without legible capitals")))
         }
@@ -196,10 +205,16 @@ struct CellMeasures {
     var scores: [[[Float]]]
 
     /// Nil when a line has no legible capitals.
-    init?(_ grid: MRZGrid, classifier: GlyphClassifier, policy: MRZReadingPolicy) {
+    /// `firstLine`: the first line's upright geometry (`GlyphClassifier.uprightGeometry(of:)`) where it was measured already.
+    init?(
+        _ grid: MRZGrid, classifier: GlyphClassifier, policy: MRZReadingPolicy,
+        firstLine: (geometry: GlyphClassifier.LineGeometry, fit: Float)? = nil
+    ) {
         var fits: [(geometry: GlyphClassifier.LineGeometry, fit: Float)] = []
-        for line in grid.lines {
-            guard let geometry = classifier.geometry(of: Array(line.dropFirst().dropLast())) else { return nil }
+        for (index, line) in grid.lines.enumerated() {
+            let upright = index == 0 ? firstLine : nil
+            guard let geometry = classifier.geometry(of: Array(line.dropFirst().dropLast()), upright: upright.map { .some($0) })
+            else { return nil }
             fits.append(geometry)
         }
         // One font size prints the whole MRZ: a line that fits the templates clearly worse than the best one (its

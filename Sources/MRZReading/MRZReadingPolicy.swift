@@ -62,6 +62,9 @@ public struct MRZReadingPolicy: Sendable, Equatable {
     /// A line that fits the templates worse than the best line by more than this is measured again with the best
     /// line's capitals (one font size prints the whole MRZ).
     public private(set) var refitBelow: Float = 0.1
+    /// Of the grids one attempt found (the band as it is and upside down, each layout that fits), only those whose first
+    /// line fits the templates upright within this of the best first line are read.
+    public private(set) var orientationMargin: TemplateScore = 0.1
 
     // MARK: Look-alikes
 
@@ -135,6 +138,7 @@ public struct MRZReadingPolicy: Sendable, Equatable {
         invisibleMargin: ScoreGap? = nil,
         fillerMargin: ScoreGap? = nil,
         refitBelow: Float? = nil,
+        orientationMargin: TemplateScore? = nil,
         closeCall: SeparationShare? = nil,
         pairCloseCall: SeparationShare? = nil,
         mendedCloseCall: SeparationShare? = nil,
@@ -164,6 +168,7 @@ public struct MRZReadingPolicy: Sendable, Equatable {
         if let invisibleMargin { self.invisibleMargin = invisibleMargin }
         if let fillerMargin { self.fillerMargin = fillerMargin }
         if let refitBelow { self.refitBelow = refitBelow }
+        if let orientationMargin { self.orientationMargin = orientationMargin }
         if let closeCall { self.closeCall = closeCall }
         if let pairCloseCall { self.pairCloseCall = pairCloseCall }
         if let mendedCloseCall { self.mendedCloseCall = mendedCloseCall }
@@ -199,7 +204,8 @@ public struct MRZReadingPolicy: Sendable, Equatable {
         try check(maximumMendsPerField, 0...44, "maximumMendsPerField")
         for (value, name) in [
             (maximumMendLoss, "maximumMendLoss"), (minimumMargin, "minimumMargin"), (nameMargin, "nameMargin"), (stateMargin, "stateMargin"),
-            (invisibleMargin, "invisibleMargin"), (fillerMargin, "fillerMargin"), (refitBelow, "refitBelow"), (mendedRival, "mendedRival")
+            (invisibleMargin, "invisibleMargin"), (fillerMargin, "fillerMargin"), (refitBelow, "refitBelow"), (mendedRival, "mendedRival"),
+            (orientationMargin, "orientationMargin")
         ] {
             try check(value, 0...2, name)
         }

@@ -168,6 +168,27 @@ struct MRZImageReaderTests {
         return reader.reading(grid, classifier: classifier)
     }
 
+    @Test(
+        "of the band as it is and upside down, the orientation whose capitals fit the templates is the one read, and reading every grid reads no other",
+        arguments: ["td3-specimen.png", "td3-upside-down.png", "td1-specimen.png", "td1-rotated-90.png", "td2-specimen.png"])
+    func orientationGate(name: String) throws {
+        let bytes = [UInt8](try Data(contentsOf: MRZFixtures.folder.appendingPathComponent(name)))
+        let image = try ImageDecoder().decode(bytes)
+        let classifier = GlyphClassifier(image: image)
+        let grids = MRZLocator.locate(InkComponents.find(in: image, window: MRZImageReader.inkWindow(image)))
+        let fits = grids.compactMap { classifier.uprightGeometry(of: Array($0.lines[0].dropFirst().dropLast()))?.fit }.sorted(by: >)
+        try #require(fits.count >= 2, "\(name): \(grids.count) grids")
+        // The band taken upside down fits clearly worse: it is not read further.
+        #expect(fits[0] - fits[1] > MRZReadingPolicy.standard.orientationMargin, "\(name): first lines fit \(fits)")
+        let everyGrid = try MRZImageReader(referenceDate: Date(timeIntervalSince1970: 1_795_305_600), policy: MRZReadingPolicy(orientationMargin: 2))
+        guard case .read(let all) = try everyGrid.read(bytes, decoder: ImageDecoder()), case .read(let gated) = try MRZFixtures.read(name) else {
+            Issue.record("\(name): no reading")
+            return
+        }
+        #expect(gated.mrz.lines == MRZFixtures.manifest[name]!.lines)
+        #expect(all.mrz.lines == gated.mrz.lines)
+    }
+
     @Test("a line read half a cell off, its cells between two characters, is refused naming the field")
     func strayCells() throws {
         let reader = MRZImageReader(referenceDate: Date(timeIntervalSince1970: 1_795_305_600))
