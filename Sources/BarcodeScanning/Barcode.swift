@@ -58,11 +58,15 @@ package struct MRZReport: Codable, Hashable, Sendable {
     package var repairs: [String]
     package var unknownStates: [String]
     package var pass: String?
+    /// The rule of ICAO 9303 the print itself breaks (a birth date no calendar has): the MRZ as printed, not accepted.
+    package var misprint: UnreadableCode?
 
     package init(
-        format: MRZ.Format, confidence: [String: MRZ.FieldConfidence], repairs: [String], unknownStates: [String], pass: String? = nil
+        format: MRZ.Format, confidence: [String: MRZ.FieldConfidence], repairs: [String], unknownStates: [String], pass: String? = nil,
+        misprint: UnreadableCode? = nil
     ) {
         self.pass = pass
+        self.misprint = misprint
         self.format = format.rawValue
         self.confidence = confidence.mapValues {
             // Two decimals: enough to route on, and the same bytes on every machine.

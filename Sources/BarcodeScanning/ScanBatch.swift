@@ -32,7 +32,7 @@ package struct ScanResult: Sendable {
 /// A code on the image that could not be read with confidence: its format, the field at fault and why (never a
 /// value read): for an MRZ, the code of the rule that refused it (`reason`, CLI.md) and the pass of the reading ladder
 /// whose refusal it is.
-package struct UnreadableCode: Sendable, Encodable, Equatable {
+package struct UnreadableCode: Sendable, Codable, Hashable {
     package var format: BarcodeFormat
     package var field: String
     package var message: String

@@ -76,6 +76,14 @@ enum MRZAcceptance {
     ]
 
     static let afterMending: [AcceptanceRule<MendedReading>] = [
+        // A letter read where the print shows a digit is a substitution, not a reading: no check digit covers these.
+        AcceptanceRule(reason: .digitInLetters) { reading, policy in
+            MRZCharacterRules.digitLead(
+                reading.final, scores: reading.cells.scores, format: reading.cells.format, in: [.name, .issuingState, .nationality]
+            )
+            .flatMap { $0.lead >= policy.digitLead ? $0.position : nil }
+            .map { say($0, in: reading.cells.format, "shows a digit where ICAO 9303 allows only letters") }
+        },
         AcceptanceRule(reason: .lookAlike) { reading, policy in
             MRZCharacterRules.ambiguity(
                 in: reading.mrz, scores: reading.cells.scores, mended: reading.mended, policy: policy, parse: reading.parse,
@@ -121,6 +129,15 @@ enum MRZAcceptance {
             )
         }
     ]
+
+    /// The rule of ICAO 9303 the print of an accepted reading breaks, as printed: a date no calendar has
+    /// (`MRZ.misprints`), a state code printed in digits (`MRZCharacterRules.settleDigits`).
+    static func misprint(_ reading: MendedReading) -> MRZRefusal? {
+        if let date = reading.mrz.misprints.first { return MRZRefusal(parsing: date) }
+        guard let state = reading.stateCodes.first(where: { $0.code.contains { $0.isNumber } }) else { return nil }
+        let (field, message) = say(state.field, "printed in digits, which ICAO 9303 does not allow")
+        return MRZRefusal(.digitInLetters, field: field, message: message)
+    }
 
     /// The first rule of `rules` that refuses `subject`.
     static func first<Subject>(

@@ -233,6 +233,64 @@ enum MRZCharacterRules {
         return nil
     }
 
+    /// The cell of a letters-only field among `fields` where a digit that is no look-alike of the letter read scored
+    /// above it by the most, and by how much: a print that shows a digit there when the lead is `MRZReadingPolicy.digitLead`.
+    /// Cells that hold a digit already are passed over.
+    static func digitLead(
+        _ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format, in fields: Set<MRZField>
+    ) -> (position: Position, lead: Float)? {
+        let slots = slots(format)
+        var most: (position: Position, lead: Float)?
+        for field in MRZLayout.of(format).fields where fields.contains(field.name) {
+            for position in field.positions where [.letter, .capital].contains(slots[position.line][position.index]) {
+                let chosen = lines[position.line][position.index]
+                guard !chosen.isNumber, let (_, lead) = digitAbove(chosen, in: scores[position.line][position.index]) else { continue }
+                if lead > most?.lead ?? -.infinity { most = (position, lead) }
+            }
+        }
+        return most
+    }
+
+    /// The best digit that is no look-alike of `chosen`, and how far it scored above `chosen`.
+    static func digitAbove(_ chosen: Character, in cell: [Float]) -> (digit: Character, lead: Float)? {
+        let index = characterIndex
+        let digits = GlyphClassifier.characters.filter { $0.isASCII && $0.isNumber && !(LookAlike.of[chosen]?.contains($0) ?? false) }
+        guard let digit = digits.max(by: { cell[index[$0]!] < cell[index[$1]!] }) else { return nil }
+        return (digit, cell[index[digit]!] - cell[index[chosen]!])
+    }
+
+    /// Digits where the print shows them in a field read as letters. The document code's second cell may be a digit
+    /// as issuers print it. A state code one of whose cells shows a digit is printed in digits, which ICAO 9303 does
+    /// not allow: it is read so (and refused as misprinted) only where every cell's best digit beats every letter and
+    /// leads the next digit by `stateMargin`; otherwise it stays as read, for `digitInLetters` to refuse.
+    static func settleDigits(_ lines: inout [[Character]], scores: [[[Float]]], format: MRZ.Format, policy: MRZReadingPolicy = .standard) {
+        let layout = MRZLayout.of(format)
+        if let code = layout[.documentCode], code.cells.count > 1 {
+            let position = Position(line: code.line, index: code.cells.lowerBound + 1)
+            let chosen = lines[position.line][position.index]
+            if let (digit, lead) = digitAbove(chosen, in: scores[position.line][position.index]), lead >= policy.digitLead {
+                lines[position.line][position.index] = digit
+            }
+        }
+        for positions in statePositions(format) {
+            guard
+                positions.contains(where: { position in
+                    digitAbove(lines[position.line][position.index], in: scores[position.line][position.index]).map { $0.lead >= policy.digitLead }
+                        ?? false
+                })
+            else { continue }
+            let digits = positions.map { position -> Character? in
+                let cell = scores[position.line][position.index]
+                let (digit, score) = best(cell, slot: .digit)
+                let letter = best(cell, slot: .letter).score
+                let nextDigit = GlyphClassifier.characters.filter { $0.isNumber && $0 != digit }.map { cell[characterIndex[$0]!] }.max() ?? -1
+                return score > letter && score - nextDigit >= policy.stateMargin ? digit : nil
+            }
+            guard digits.allSatisfy({ $0 != nil }) else { continue }
+            for (digit, position) in zip(digits, positions) { lines[position.line][position.index] = digit! }
+        }
+    }
+
     /// The most combinations of close second choices one field's mend tries (a bound on the search, not a threshold: the
     /// loss bound, `MRZReadingPolicy.maximumMendLoss`, ends it first on every page of the benchmark).
     static let mendsTried = 5000

@@ -13,6 +13,9 @@ public struct MRZImageReader: Sendable {
         case read(MRZReading)
         /// An MRZ band is on the page, but no reading of it is accepted: the refusal names the rule and the field.
         case unreadable(MRZRefusal)
+        /// The band reads with confidence and every check digit holds, but the print itself breaks a rule of ICAO 9303
+        /// (a birth date no calendar has): refused as `unreadable` is, with what was read, for `scan` to show.
+        case misprinted(MRZReading, MRZRefusal)
         case notFound
     }
 
@@ -37,9 +40,17 @@ public struct MRZImageReader: Sendable {
         var state = LadderState(search: search, full: nil) { () throws(ImageDecodingError) in try decoder.decode(bytes) }
         for step in Self.ladder where step.runs(state) {
             guard let attempt = try step.attempt(self, &state) else { continue }
-            if case .read(var reading) = attempt.outcome {
+            switch attempt.outcome {
+            case .read(var reading):
                 reading.pass = step.pass
                 return .read(reading)
+            // Another pass reads the same print.
+            case .misprinted(var reading, var refusal):
+                reading.pass = step.pass
+                refusal.pass = step.pass
+                return .misprinted(reading, refusal)
+            case .unreadable, .notFound:
+                break
             }
             state.take(attempt, from: step)
         }
@@ -103,7 +114,7 @@ public struct MRZImageReader: Sendable {
             grids.prefix(Self.gridsRead).map { scale == 1 ? $0 : $0.scaled(by: scale) }, classifier: GlyphClassifier(image: source))
         let sourcePitch = MRZLocator.median(pitch) * scale
         let band = Band(scale == 1 ? grids[0] : grids[0].scaled(by: scale))
-        if let read { return (.read(read), sourcePitch, band, grids) }
+        if let read { return (read.misprint.map { .misprinted(read, $0) } ?? .read(read), sourcePitch, band, grids) }
         // A grid whose characters mostly look like OCR-B is an MRZ that could not be read; anything less is not one.
         if let best, best.confidence >= policy.minimumMeanScore { return (.unreadable(best.refusal), sourcePitch, band, grids) }
         return (.notFound, sourcePitch, band, grids)
@@ -113,7 +124,8 @@ public struct MRZImageReader: Sendable {
     static let gridsRead = 6
 
     /// Every candidate is read (the page as it is and upside down, each layout that fits): the surest reading that
-    /// parses wins. A reading whose characters do not look like OCR-B is no evidence, whatever its check digits.
+    /// parses wins, one whose print breaks no rule before one that does (`MRZReading.misprint`). A reading whose
+    /// characters do not look like OCR-B is no evidence, whatever its check digits.
     /// A grid whose first line fits the templates upright clearly worse than another grid's first line
     /// (`MRZReadingPolicy.orientationMargin`: most often the band taken upside down) is not read further.
     private func surest(_ grids: [MRZGrid], classifier: GlyphClassifier) -> (read: MRZReading?, refused: Unread?) {
@@ -126,7 +138,8 @@ public struct MRZImageReader: Sendable {
             guard let upright, upright.fit >= surestFit - policy.orientationMargin else { continue }
             switch reading(grid, classifier: classifier, firstLine: upright) {
             case .success(let reading) where reading.meanScore >= policy.minimumMeanScore:
-                if reading.meanScore > read?.meanScore ?? 0 { read = reading }
+                let rank = { (reading: MRZReading) in (reading.misprint == nil ? 1 : 0, reading.meanScore) }
+                if read.map({ rank(reading) > rank($0) }) ?? true { read = reading }
             case .success(let reading):
                 if reading.meanScore > best?.confidence ?? 0 {
                     best = Unread(
@@ -156,7 +169,7 @@ public struct MRZImageReader: Sendable {
         }
         let referenceDate = referenceDate
         let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in
-            try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"), referenceDate: referenceDate)
+            try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n"), referenceDate: referenceDate, admitting: [.invalidDate])
         }
         let mended: MendedReading
         switch mend(cells, measures: measures, classifier: classifier, parse: parse) {
@@ -264,6 +277,7 @@ struct CellMeasures {
                     return best.character
                 })
         }
+        MRZCharacterRules.settleDigits(&lines, scores: scores, format: format, policy: policy)
         MRZCharacterRules.settleFillers(&lines, scores: scores, slots: slots, policy: policy)
         let read = lines
         MRZCharacterRules.settleStates(&lines, scores: scores, format: format, policy: policy)
@@ -287,6 +301,8 @@ public struct MRZReading: Sendable {
     /// The mean template score of every character.
     public var meanScore: Float
     public var pass: MRZPass = .page
+    /// The rule of ICAO 9303 the print itself breaks (`MRZ.misprints`), read as printed: the reading is not accepted.
+    var misprint: MRZRefusal?
 
     init(_ reading: MendedReading) {
         mrz = reading.mrz
@@ -295,5 +311,6 @@ public struct MRZReading: Sendable {
         repairs = Dictionary(grouping: fields, by: { $0 }).map { "\($0.key): \($0.value.count) look-alike(s) changed" }.sorted()
         unknownStates = reading.stateCodes.filter { !ICAOStates.codes.contains($0.code) }.map(\.field.rawValue)
         meanScore = reading.cells.meanScore
+        misprint = MRZAcceptance.misprint(reading)
     }
 }

@@ -22,6 +22,9 @@ public struct MRZRefusal: CodedError, Equatable, CustomStringConvertible {
         case invalidSex
         /// The lines have no format's layout.
         case layout
+        /// A cell of a letters-only field (a name, a state code) shows a digit; or, as a misprint, a state code is
+        /// printed in digits.
+        case digitInLetters
         /// A cell reads as either of two look-alikes, and the check digits (or the glyph) cannot tell which.
         case lookAlike
         /// A character does not look like an OCR-B character.

@@ -74,6 +74,9 @@ public struct MRZ: Sendable, Equatable {
     public var optionalData: String
     /// TD1's second-line optional data.
     public var optionalData2: String
+    /// The rules of ICAO 9303 the print itself breaks, where the parse admitted them (`admitting`): a birth date
+    /// no calendar has (29 February of a common year, all zeros), whose value is then empty. Never set otherwise.
+    public var misprints: [MRZError] = []
 
     /// The issuing state's and the nationality's three cells as printed (`D<<` for Germany), to be checked
     /// against the codes ICAO 9303 lists. `lines` edited out of its format's layout is refused (`layout`).
@@ -98,7 +101,9 @@ public struct MRZ: Sendable, Equatable {
     /// Parses MRZ text given as lines separated by `\n` or `\r\n`; surrounding whitespace and blank lines are
     /// ignored. `referenceDate` decides two-digit years: a birth year is never in the future, and an expiry
     /// year is at most 50 years ahead; a reference date outside the years 1 to 9999 is refused (`referenceDate`).
-    public init(parsing text: String, referenceDate: Date = Date()) throws(MRZError) {
+    /// `admitting`: kinds of error (only `invalidDate` is admitted) kept in `misprints` rather than thrown, once the
+    /// field's check digit holds: what a reader reports of a print that breaks the rule.
+    public init(parsing text: String, referenceDate: Date = Date(), admitting admitted: Set<MRZError.Kind> = []) throws(MRZError) {
         let lines = text.split(whereSeparator: \.isNewline)
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
@@ -134,7 +139,8 @@ public struct MRZ: Sendable, Equatable {
         self.format = format
         self.lines = lines
         let layout = MRZLayout.of(format)
-        let values = try MRZ.values(rows, layout: layout, pivot: pivot)
+        let (values, misprints) = try MRZ.values(rows, layout: layout, pivot: pivot, admitting: admitted.intersection([.invalidDate]))
+        self.misprints = misprints
         if let composite = layout[.composite], let digit = composite.checkDigit {
             try MRZ.verify(layout.compositeInput.map { rows[$0.line][$0.index] }, digit: rows[composite.line][digit], field: .composite)
         }
@@ -153,9 +159,12 @@ public struct MRZ: Sendable, Equatable {
     }
 
     /// Each field's value, fillers removed, field by field in reading order (so that the first check to fail is the
-    /// first a reader meets); dates as `YYYY-MM-DD`.
-    private static func values(_ rows: [[Character]], layout: MRZLayout, pivot: (Int, Int, Int)) throws(MRZError) -> [MRZField: String] {
+    /// first a reader meets); dates as `YYYY-MM-DD`. A date error of an admitted kind is returned, its value empty.
+    private static func values(
+        _ rows: [[Character]], layout: MRZLayout, pivot: (Int, Int, Int), admitting admitted: Set<MRZError.Kind>
+    ) throws(MRZError) -> (values: [MRZField: String], misprints: [MRZError]) {
         var values: [MRZField: String] = [:]
+        var misprints: [MRZError] = []
         for field in layout.fields where field.name != .composite {
             let row = rows[field.line]
             var value = MRZ.field(row, field.cells)
@@ -175,7 +184,12 @@ public struct MRZ: Sendable, Equatable {
             }
             switch field.name {
             case .dateOfBirth, .dateOfExpiry:
-                value = try MRZ.date(value, field: field.name, pivotYear: pivot, isExpiry: field.name == .dateOfExpiry)
+                do throws(MRZError) {
+                    value = try MRZ.date(value, field: field.name, pivotYear: pivot, isExpiry: field.name == .dateOfExpiry)
+                } catch let error where admitted.contains(error.kind) {
+                    misprints.append(error)
+                    value = ""
+                }
             case .sex:
                 value = try MRZ.sex(row[field.cells.lowerBound])
             default:
@@ -183,7 +197,7 @@ public struct MRZ: Sendable, Equatable {
             }
             values[field.name] = values[field.name] ?? value
         }
-        return values
+        return (values, misprints)
     }
 
     /// The document keys this MRZ provides (CONTRACT §1).

@@ -63,24 +63,28 @@ extension VerifyPipeline {
             { (bytes: [UInt8]) throws(ImageDecodingError) -> (codes: [Barcode], unreadable: [UnreadableCode]) in
                 switch try MRZImageReader().read(bytes, decoder: ImageDecoder(configuration: limits)) {
                 case .read(let reading):
-                    var code = Barcode(format: .mrz, text: reading.mrz.lines.joined(separator: "\n"))
-                    code.mrz = MRZReport(
-                        format: reading.mrz.format, confidence: reading.confidence, repairs: reading.repairs,
-                        unknownStates: reading.unknownStates, pass: reading.pass.rawValue)
-                    return ([code], [])
+                    return ([code(reading)], [])
+                case .misprinted(let reading, let refusal):
+                    return ([code(reading, misprint: unreadable(refusal))], [])
                 case .unreadable(let refusal):
-                    return (
-                        [],
-                        [
-                            UnreadableCode(
-                                format: .mrz, field: refusal.field.rawValue, message: refusal.message, reason: refusal.reason.rawValue,
-                                pass: refusal.pass.rawValue)
-                        ]
-                    )
+                    return ([], [unreadable(refusal)])
                 case .notFound:
                     return ([], [])
                 }
             }
+        }
+
+        private static func code(_ reading: MRZReading, misprint: UnreadableCode? = nil) -> Barcode {
+            var code = Barcode(format: .mrz, text: reading.mrz.lines.joined(separator: "\n"))
+            code.mrz = MRZReport(
+                format: reading.mrz.format, confidence: reading.confidence, repairs: reading.repairs,
+                unknownStates: reading.unknownStates, pass: reading.pass.rawValue, misprint: misprint)
+            return code
+        }
+
+        private static func unreadable(_ refusal: MRZRefusal) -> UnreadableCode {
+            UnreadableCode(
+                format: .mrz, field: refusal.field.rawValue, message: refusal.message, reason: refusal.reason.rawValue, pass: refusal.pass.rawValue)
         }
     }
 }
@@ -143,7 +147,8 @@ struct ScanReport: Sendable {
             print("\(source): no barcode found")
         case (.text, .success(let barcodes)):
             for barcode in barcodes {
-                print("\(source): \(barcode.format.rawValue) \"\(barcode.text.escapingForShell)\"")
+                let misprint = barcode.mrz?.misprint.map { " misprinted (\($0.field)): \($0.message)" } ?? ""
+                print("\(source): \(barcode.format.rawValue) \"\(barcode.text.escapingForShell)\"\(misprint)")
             }
             for code in result.unreadable {
                 print("\(source): \(code.format.rawValue) unreadable (\(code.field)): \(code.message)")

@@ -32,7 +32,9 @@ struct MRZImageReaderTests {
         arguments: MRZFixtures.manifest
             .filter { entry in
                 !entry.value.lines.isEmpty
-                    && !["bad-check-digit", "unknown-code", "letters-after-name", "zero-o-cancel"].contains { entry.key.contains($0) }
+                    && !["bad-check-digit", "unknown-code", "letters-after-name", "zero-o-cancel", "misprint", "digit-in-name"].contains {
+                        entry.key.contains($0)
+                    }
             }
             .keys.sorted())
     func readsAsPrinted(name: String) throws {
@@ -105,6 +107,41 @@ struct MRZImageReaderTests {
         }
         #expect(error.field.rawValue == field)
         #expect(error.failureCode == .document(.documentCaptureError))
+    }
+
+    /// Specimens printed with data ICAO 9303 does not allow, every check digit valid (as some issuers' specimens are):
+    /// not accepted, and what was read is exactly what is printed, with the rule it breaks. A nationality in digits
+    /// that have letter look-alikes (2/Z, 8/B, 6/G) reads as those digits, never as the letters.
+    @Test(
+        "a print that breaks ICAO 9303 with valid check digits is refused with what it reads as printed",
+        arguments: [
+            ("td3-misprint-february-29.png", MRZField.dateOfBirth, MRZRefusal.Reason.invalidDate),
+            ("td1-misprint-zero-birth.png", .dateOfBirth, .invalidDate),
+            ("td2-misprint-numeric-nationality.png", .nationality, .digitInLetters),
+            ("td2-misprint-numeric-look-alikes.png", .nationality, .digitInLetters)
+        ])
+    func misprinted(fixture: String, field: MRZField, reason: MRZRefusal.Reason) throws {
+        guard case .misprinted(let reading, let refusal) = try MRZFixtures.read(fixture) else {
+            Issue.record("\(fixture) was not reported as misprinted")
+            return
+        }
+        #expect(reading.mrz.lines == MRZFixtures.manifest[fixture]!.lines)
+        #expect(refusal.field == field)
+        #expect(refusal.reason == reason)
+        #expect(refusal.failureCode == .document(.documentCaptureError))
+    }
+
+    /// A given name printed with a digit in it: the reader before read the digit as the letter its slot allowed
+    /// (`MAR4A` came back `MARAA`, every check digit valid, since none covers the name).
+    @Test("a digit printed in a name is refused, never read as a letter")
+    func digitInName() throws {
+        guard case .unreadable(let refusal) = try MRZFixtures.read("td3-digit-in-name.png") else {
+            Issue.record("a name with a digit in it was not reported as unreadable")
+            return
+        }
+        #expect(refusal.field == .name)
+        #expect(refusal.reason == .digitInLetters)
+        #expect(!refusal.message.contains("MAR"))
     }
 
     /// A zero-filled number in a cut whose `0` and `O` are nearly one glyph: two of its zeros read `O` (one settled so by

@@ -104,7 +104,7 @@ struct PinnedSliceTests {
         return try await offCooperativePool { () throws -> (outcome: Outcome, lines: [String]?) in
             switch try MRZImageReader(referenceDate: referenceDate).read(bytes, decoder: ImageDecoder()) {
             case .read(let reading): (Outcome(outcome: "read", pass: reading.pass.rawValue), reading.mrz.lines)
-            case .unreadable(let refusal):
+            case .unreadable(let refusal), .misprinted(_, let refusal):
                 (Outcome(outcome: "refused", pass: refusal.pass.rawValue, reason: refusal.reason.rawValue, field: refusal.field.rawValue), nil)
             case .notFound: (Outcome(outcome: "none"), nil)
             }

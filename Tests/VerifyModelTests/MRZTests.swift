@@ -101,6 +101,23 @@ struct MRZSpecimenTests {
         #expect(error?.field == .layout)
     }
 
+    /// The TD3 specimen born 29 February 1977 (a common year), its check digits computed over what is printed.
+    @Test("a date no calendar has is refused; admitted, it is kept as a misprint and the check digits still hold")
+    func misprintedDate() throws {
+        let text = "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7702299F1204159ZE184226B<<<<<16"
+        let refused = #expect(throws: MRZError.self) { try MRZ(parsing: text, referenceDate: referenceDate) }
+        #expect(refused?.kind == .invalidDate && refused?.field == .dateOfBirth)
+        let admitted = try MRZ(parsing: text, referenceDate: referenceDate, admitting: [.invalidDate])
+        #expect(admitted.misprints.map(\.field) == [.dateOfBirth] && admitted.dateOfBirth.isEmpty)
+        #expect(admitted.dateOfExpiry == "2012-04-15")
+        // Admitting a date does not admit a check digit: the composite's last digit printed 7 for 6.
+        let wrongComposite = String(text.dropLast()) + "7"
+        let error = #expect(throws: MRZError.self) {
+            try MRZ(parsing: wrongComposite, referenceDate: referenceDate, admitting: [.invalidDate, .checkDigit])
+        }
+        #expect(error?.field == .composite)
+    }
+
     @Test("two-digit years: births never in the future, expiries up to 50 years ahead")
     func centuries() throws {
         // Born 2001 and 1999 relative to 2026; expiring 2035.

@@ -106,6 +106,39 @@ struct ScanCommandTests {
         #expect(text.stdout == "\(fixture): MRZ unreadable (dateOfBirth): \(unreadable.message)\n")
     }
 
+    @Test("an MRZ printed against ICAO 9303, its check digits valid, is reported as printed with the rule it breaks")
+    func mrzMisprinted() async throws {
+        struct Line: Decodable {
+            struct Misprint: Decodable {
+                var field: String
+                var message: String
+                var reason: String
+            }
+            struct Report: Decodable { var misprint: Misprint? }
+            struct Code: Decodable {
+                var format: String
+                var text: String
+                var mrz: Report?
+            }
+
+            var barcodes: [Code]
+            var unreadable: [[String: String]]?
+        }
+        // The TD3 specimen born on 29 February 1977, a common year: its check digits computed over what is printed.
+        let fixture = "Tests/MRZReadingTests/Fixtures/td3-misprint-february-29.png"
+        let json = try await CLIRunner.run(["scan", "--json", "--symbologies", "MRZ", fixture])
+        #expect(json.status == 0, "stderr: \(json.stderr)")
+        let line = try JSONDecoder().decode(Line.self, from: Data(try #require(json.lines.first).utf8))
+        let code = try #require(line.barcodes.first)
+        #expect(line.barcodes.count == 1 && line.unreadable == nil)
+        #expect(code.text == "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7702299F1204159ZE184226B<<<<<16")
+        let misprint = try #require(code.mrz?.misprint)
+        #expect(misprint.field == "dateOfBirth" && misprint.reason == "invalidDate")
+        #expect(!misprint.message.contains("770229"))
+        let text = try await CLIRunner.run(["scan", "--symbologies", "MRZ", fixture])
+        #expect(text.stdout.hasSuffix("B<<<<<16\" misprinted (dateOfBirth): \(misprint.message)\n"))
+    }
+
     @Test("each corrupt file gets its own error, the good ones still scan, and the exit status is 1")
     func corruptFilesDoNotStopTheBatch() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scan-corrupt-\(UUID())")

@@ -175,6 +175,8 @@ struct ScanStage: Sendable {
                 return reading
             case .unreadable(let refusal):
                 throw DocumentFailure(refusal.error, context: "\(role.rawValue) image: an MRZ is printed but cannot be read")
+            case .misprinted(_, let refusal):
+                throw DocumentFailure(refusal.error, context: "\(role.rawValue) image: the MRZ as printed breaks a rule of ICAO 9303")
             case .notFound:
                 continue
             }

@@ -122,6 +122,25 @@ def main():
     write("td3-letters-after-name.png", page("TD3", 200, 1, lines=TD3_LETTERS_AFTER_NAME), "TD3", TD3_LETTERS_AFTER_NAME,
           optimize=True)
 
+    # Prints that break a rule of ICAO 9303 with every check digit valid, as some issuers' specimens are printed: a
+    # birth date of 29 February in a common year, an all-zero birth date, a nationality printed in digits. Refused,
+    # and `scan` reports them as printed with the rule they break. A digit in a name is refused, never read as a letter.
+    def misprint(fmt, dpi, seed, **changes):
+        doc = mrz_pages.specimen(fmt)
+        doc.update(changes)
+        doc["lines"] = mrz_pages.mrz_lines(doc)
+        return mrz_pages.render_page(doc, dpi, seed, texture=False), doc["lines"]
+
+    for name, fmt, dpi, seed, changes in (
+        ("td3-misprint-february-29.png", "TD3", 200, 41, {"birth": (1977, 2, 29)}),
+        ("td1-misprint-zero-birth.png", "TD1", 300, 42, {"birth": (2000, 0, 0)}),
+        ("td2-misprint-numeric-nationality.png", "TD2", 250, 43, {"nationality": "347"}),
+        ("td2-misprint-numeric-look-alikes.png", "TD2", 250, 44, {"nationality": "286"}),
+        ("td3-digit-in-name.png", "TD3", 200, 45, {"given": ["ANNA", "MAR4A"]}),
+    ):
+        image, lines = misprint(fmt, dpi, seed, **changes)
+        write(name, image, fmt, lines, optimize=True)
+
     # A clean scan at 150 dpi in the hollow cut (tuning seed 103, its 18th such page): found only closed, closing shut
     # the mouth of the document number's `G`, which read `Q` by 0.075 (G and Q weigh the same in a check digit) and
     # was refused. Now the band is found on the page as it is, and it reads as printed, never as `JQ...`.
