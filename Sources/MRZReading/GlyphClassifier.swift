@@ -90,12 +90,9 @@ struct GlyphClassifier {
         return refined(line, around: measured, factors: [0.92, 1.0, 1.08], shifts: [-0.5, 0, 0.5])
     }
 
-    /// The line's geometry: its capitals' size and height (`uprightGeometry(of:)`, passed in as `upright` where it was
-    /// measured already), then the slant and the aspect that fit the templates best. Nil when the line shows no capitals.
-    func geometry(
-        of line: [MRZGrid.Cell], upright measured: (geometry: LineGeometry, fit: Float)?? = nil
-    ) -> (geometry: LineGeometry, fit: Float)? {
-        guard let upright = measured ?? uprightGeometry(of: line) else { return nil }
+    /// The line's geometry: from its capitals' size and height (`uprightGeometry(of:)`, measured already), the slant
+    /// and the aspect that fit the templates best.
+    func geometry(of line: [MRZGrid.Cell], upright: (geometry: LineGeometry, fit: Float)) -> (geometry: LineGeometry, fit: Float) {
         // Characters that lean fit their upright templates poorly, and each lean differs (a font's, a camera's); so do
         // characters narrower or wider than the templates' (a page photographed from the side, a condensed cut).
         let leaning = bestFit(line, around: upright, varying: \.slant, over: Self.slants)

@@ -225,10 +225,9 @@ struct CellMeasures {
     ) {
         var fits: [(geometry: GlyphClassifier.LineGeometry, fit: Float)] = []
         for (index, line) in grid.lines.enumerated() {
-            let upright = index == 0 ? firstLine : nil
-            guard let geometry = classifier.geometry(of: Array(line.dropFirst().dropLast()), upright: upright.map { .some($0) })
-            else { return nil }
-            fits.append(geometry)
+            let cells = Array(line.dropFirst().dropLast())
+            guard let upright = (index == 0 ? firstLine : nil) ?? classifier.uprightGeometry(of: cells) else { return nil }
+            fits.append(classifier.geometry(of: cells, upright: upright))
         }
         // One font size prints the whole MRZ: a line that fits the templates clearly worse than the best one (its
         // capitals measured among a neighbour's, or in a shadow) is measured again with the best line's size.

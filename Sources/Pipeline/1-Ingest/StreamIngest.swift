@@ -47,9 +47,12 @@ enum StreamLine {
         }
     }
 
+    /// Where a line's documents and errors say they came from.
+    static func source(_ number: Int) -> String { "stdin:\(number)" }
+
     static func tooLong(_ bytes: Int, number: Int, limit: Int) -> IngestFailure {
         IngestFailure(
-            sequence: number, inputId: "line-\(number)", source: "stdin:\(number)",
+            sequence: number, inputId: "line-\(number)", source: source(number),
             failure: DocumentFailure(
                 .documentCaptureError,
                 "line \(number) is \(bytes) bytes, more than ingest.maxLineBytes (\(limit))"))
@@ -76,13 +79,13 @@ enum StreamLine {
             let documentType = try documentType(object)
             type = documentType
             var job = DocumentJob(
-                sequence: number, inputId: inputId, source: "stdin:\(number)", type: documentType, identity: try identity(object))
+                sequence: number, inputId: inputId, source: source(number), type: documentType, identity: try identity(object))
             try attachImages(object, to: &job, maxImageBytes: maxImageBytes)
             try attachData(object, to: &job)
             return .success(job)
         } catch {
             return .failure(
-                IngestFailure(sequence: number, inputId: inputId, source: "stdin:\(number)", type: type, failure: DocumentFailure(any: error)))
+                IngestFailure(sequence: number, inputId: inputId, source: source(number), type: type, failure: DocumentFailure(any: error)))
         }
     }
 
