@@ -77,12 +77,15 @@ enum MRZAcceptance {
 
     static let afterMending: [AcceptanceRule<MendedReading>] = [
         // A letter read where the print shows a digit is a substitution, not a reading: no check digit covers these.
+        // An unlisted state code with a letter its digit look-alike outscores is the alphabet's substitution too.
         AcceptanceRule(reason: .digitInLetters) { reading, policy in
-            MRZCharacterRules.digitLead(
+            let shown = MRZCharacterRules.digitLead(
                 reading.final, scores: reading.cells.scores, format: reading.cells.format, in: [.name, .issuingState, .nationality]
-            )
-            .flatMap { $0.lead >= policy.digitLead ? $0.position : nil }
-            .map { say($0, in: reading.cells.format, "shows a digit where ICAO 9303 allows only letters") }
+            ).flatMap { $0.lead >= policy.digitLead ? $0.position : nil }
+            let unlisted = MRZCharacterRules.statePositions(reading.cells.format).lazy.compactMap {
+                MRZCharacterRules.unlistedDigitCell($0, lines: reading.final, scores: reading.cells.scores)
+            }.first
+            return (shown ?? unlisted).map { say($0, in: reading.cells.format, "shows a digit where ICAO 9303 allows only letters") }
         },
         AcceptanceRule(reason: .lookAlike) { reading, policy in
             MRZCharacterRules.ambiguity(

@@ -273,12 +273,13 @@ enum MRZCharacterRules {
             }
         }
         for positions in statePositions(format) {
-            guard
-                positions.contains(where: { position in
-                    digitAbove(lines[position.line][position.index], in: scores[position.line][position.index]).map { $0.lead >= policy.digitLead }
-                        ?? false
-                })
-            else { continue }
+            // A cell that shows a digit no letter looks like, or an unlisted code whose every letter its digit look-alike
+            // outscores (`258` is `ZSB` by the letters' alphabet).
+            let showsDigit = positions.contains { position in
+                digitAbove(lines[position.line][position.index], in: scores[position.line][position.index]).map { $0.lead >= policy.digitLead }
+                    ?? false
+            }
+            guard showsDigit || unlistedDigitCell(positions, lines: lines, scores: scores, every: true) != nil else { continue }
             let digits = positions.map { position -> Character? in
                 let cell = scores[position.line][position.index]
                 let (digit, score) = best(cell, slot: .digit)
@@ -289,6 +290,19 @@ enum MRZCharacterRules {
             guard digits.allSatisfy({ $0 != nil }) else { continue }
             for (digit, position) in zip(digits, positions) { lines[position.line][position.index] = digit! }
         }
+    }
+
+    /// In a state code ICAO 9303 does not list, the first cell (or, with `every`, the last, only where every cell is one)
+    /// whose best digit scored above the letter read: no check digit covers the code, and a letter chosen over the digit
+    /// the glyph looks more like is the alphabet's substitution, not a reading.
+    static func unlistedDigitCell(_ positions: [Position], lines: [[Character]], scores: [[[Float]]], every: Bool = false) -> Position? {
+        guard !ICAOStates.codes.contains(String(positions.map { lines[$0.line][$0.index] })) else { return nil }
+        let cells = positions.filter { position in
+            let cell = scores[position.line][position.index]
+            let chosen = lines[position.line][position.index]
+            return !chosen.isNumber && best(cell, slot: .digit).score > cell[characterIndex[chosen]!]
+        }
+        return every ? (cells.count == positions.count ? cells.last : nil) : cells.first
     }
 
     /// The most combinations of close second choices one field's mend tries (a bound on the search, not a threshold: the

@@ -48,6 +48,39 @@ struct MRZCharacterRulesTests {
         #expect(mrz.dateOfBirth == "1974-08-12" && mrz.dateOfExpiry == "2012-04-15")
     }
 
+    /// A nationality printed `258`: each digit has a letter look-alike, so the letters' alphabet alone reads `ZSB`, a
+    /// code ICAO 9303 does not list, which no check digit covers.
+    @Test("an unlisted state code whose every letter its digit look-alike outscores is read in digits, or refused")
+    func unlistedCodeInDigits() throws {
+        let slots = MRZCharacterRules.slots(.td3)
+        var scores = Self.specimen.map { $0.map { Self.cell($0) } }
+        for (index, digit, letter) in [(10, "2", "Z"), (11, "5", "S"), (12, "8", "B")] as [(Int, Character, Character)] {
+            scores[1][index] = Self.cell(digit, letter, gap: 0.05)
+        }
+        let lettersRead = scores.enumerated().map { line, cells in
+            cells.enumerated().map { MRZCharacterRules.best($1, slot: slots[line][$0]).character }
+        }
+        #expect(String(lettersRead[1][10..<13]) == "ZSB")
+        let nationality = (10..<13).map { Self.at(1, $0) }
+        #expect(MRZCharacterRules.unlistedDigitCell(nationality, lines: lettersRead, scores: scores) == Self.at(1, 10))
+        var lines = lettersRead
+        MRZCharacterRules.settleDigits(&lines, scores: scores, format: .td3)
+        #expect(String(lines[1][10..<13]) == "258")
+        // One digit barely ahead of another digit: not read in digits, and the letters stay refused.
+        scores[1][11][GlyphClassifier.characters.firstIndex(of: "6")!] = 0.88
+        lines = lettersRead
+        MRZCharacterRules.settleDigits(&lines, scores: scores, format: .td3)
+        #expect(String(lines[1][10..<13]) == "ZSB")
+        #expect(MRZCharacterRules.unlistedDigitCell(nationality, lines: lines, scores: scores) == Self.at(1, 10))
+        // A listed code is kept as read: `UTO` whose `O` scored a little below `0`.
+        var listed = Self.specimen.map { $0.map { Self.cell($0) } }
+        listed[1][12] = Self.cell("0", "O", gap: 0.02)
+        let listedRead = listed.enumerated().map { line, cells in
+            cells.enumerated().map { MRZCharacterRules.best($1, slot: slots[line][$0]).character }
+        }
+        #expect(MRZCharacterRules.unlistedDigitCell(nationality, lines: listedRead, scores: listed) == nil)
+    }
+
     @Test(
         "a digit look-alike in a letters-only field (names, countries) is read as the letter",
         arguments: [
