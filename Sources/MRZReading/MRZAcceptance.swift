@@ -107,7 +107,12 @@ enum MRZAcceptance {
                 .map { say($0.key, "a character cannot be told from another with confidence") }
         },
         AcceptanceRule(reason: .uncheckedCloseCall) { reading, policy in
-            MRZCharacterRules.uncheckedGuess(reading.fields, policy: policy).map { say($0, "a letter cannot be told from another with confidence") }
+            if let position = MRZCharacterRules.documentCodeGuess(reading.final, scores: reading.cells.scores, format: reading.cells.format) {
+                return say(position, in: reading.cells.format, "reads as a letter whose digit look-alike fits the glyph better")
+            }
+            return MRZCharacterRules.uncheckedGuess(reading.fields, policy: policy).map {
+                say($0, "a letter cannot be told from another with confidence")
+            }
         },
         // A character whose runner-up weighs the same in the check digit (G and Q, O and E and Y...) is not vouched for
         // by it: it needs a clear lead of its own.

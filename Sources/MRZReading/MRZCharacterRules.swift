@@ -212,6 +212,19 @@ enum MRZCharacterRules {
         }?.key
     }
 
+    /// The document code's second cell read as a letter that a digit outscores (`P2` read `PZ`, or a digit not read for
+    /// want of a clear lead over another): issuers print a letter, a digit or a filler there and no check digit covers
+    /// it, so the letters' alphabet cannot settle it.
+    /// (Read as letters or digits alike, a phone's photo of a screen read `P0` for `PO` with a lead of 0.08, and leads
+    /// of right `PO` readings over `0` went down to 0.06: the two are told only where the letter scored above.)
+    static func documentCodeGuess(_ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format) -> Position? {
+        guard let code = MRZLayout.of(format)[.documentCode], code.cells.count > 1 else { return nil }
+        let position = Position(line: code.line, index: code.cells.lowerBound + 1)
+        let chosen = lines[position.line][position.index]
+        let cell = scores[position.line][position.index]
+        return !chosen.isNumber && best(cell, slot: .digit).score > cell[characterIndex[chosen]!] ? position : nil
+    }
+
     /// The first cell of a field a check digit covers whose chosen character leads, by less than `invisibleMargin`,
     /// another character its slot allows that weighs the same in the check digit: swapping them passes the check.
     static func unvouched(
@@ -260,17 +273,20 @@ enum MRZCharacterRules {
     }
 
     /// Digits where the print shows them in a field read as letters. The document code's second cell may be a digit
-    /// as issuers print it. A state code one of whose cells shows a digit is printed in digits, which ICAO 9303 does
+    /// as issuers print it: read so where one that is no look-alike of the letter shows (`digitLead`) and the best digit
+    /// leads the next by `stateMargin`. A state code one of whose cells shows a digit is printed in digits, which ICAO 9303 does
     /// not allow: it is read so (and refused as misprinted) only where every cell's best digit beats every letter and
     /// leads the next digit by `stateMargin`; otherwise it stays as read, for `digitInLetters` to refuse.
     static func settleDigits(_ lines: inout [[Character]], scores: [[[Float]]], format: MRZ.Format, policy: MRZReadingPolicy = .standard) {
         let layout = MRZLayout.of(format)
         if let code = layout[.documentCode], code.cells.count > 1 {
             let position = Position(line: code.line, index: code.cells.lowerBound + 1)
-            let chosen = lines[position.line][position.index]
-            if let (digit, lead) = digitAbove(chosen, in: scores[position.line][position.index]), lead >= policy.digitLead {
-                lines[position.line][position.index] = digit
-            }
+            let cell = scores[position.line][position.index]
+            let (digit, score) = best(cell, slot: .digit)
+            let nextDigit = GlyphClassifier.characters.filter { $0.isNumber && $0 != digit }.map { cell[characterIndex[$0]!] }.max() ?? -1
+            let shown = digitAbove(lines[position.line][position.index], in: cell).map { $0.lead >= policy.digitLead } ?? false
+            // The digit read must lead the next digit clearly too: no check digit stands behind it.
+            if shown, score - nextDigit >= policy.stateMargin { lines[position.line][position.index] = digit }
         }
         for positions in statePositions(format) {
             // A cell that shows a digit no letter looks like, or an unlisted code whose every letter its digit look-alike

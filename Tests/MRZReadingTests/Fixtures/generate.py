@@ -137,6 +137,10 @@ def main():
         ("td2-misprint-numeric-nationality.png", "TD2", 250, 43, {"nationality": "347"}),
         ("td2-misprint-numeric-look-alikes.png", "TD2", 250, 44, {"nationality": "286"}),
         ("td3-digit-in-name.png", "TD3", 200, 45, {"given": ["ANNA", "MAR4A"]}),
+        # A document code whose second character is a digit, as some issuers print it: `I7` reads as printed; `P2`,
+        # whose 2 the letters' alphabet would read `Z`, is refused (no check digit covers the code).
+        ("td1-code-digit.png", "TD1", 300, 46, {"code": "I7"}),
+        ("td3-code-look-alike-digit.png", "TD3", 200, 47, {"code": "P2"}),
     ):
         image, lines = misprint(fmt, dpi, seed, **changes)
         write(name, image, fmt, lines, optimize=True)
