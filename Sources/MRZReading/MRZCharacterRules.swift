@@ -277,16 +277,21 @@ enum MRZCharacterRules {
     /// leads the next by `stateMargin`. A state code one of whose cells shows a digit is printed in digits, which ICAO 9303 does
     /// not allow: it is read so (and refused as misprinted) only where every cell's best digit beats every letter and
     /// leads the next digit by `stateMargin`; otherwise it stays as read, for `digitInLetters` to refuse.
+    /// The cell's best digit where it leads the next digit by `stateMargin`: no check digit stands behind a digit read
+    /// in a field of letters.
+    static func clearDigit(_ cell: [Float], policy: MRZReadingPolicy) -> (character: Character, score: Float)? {
+        let (digit, score) = best(cell, slot: .digit)
+        let next = GlyphClassifier.characters.filter { $0.isNumber && $0 != digit }.map { cell[characterIndex[$0]!] }.max() ?? -1
+        return score - next >= policy.stateMargin ? (digit, score) : nil
+    }
+
     static func settleDigits(_ lines: inout [[Character]], scores: [[[Float]]], format: MRZ.Format, policy: MRZReadingPolicy = .standard) {
         let layout = MRZLayout.of(format)
         if let code = layout[.documentCode], code.cells.count > 1 {
             let position = Position(line: code.line, index: code.cells.lowerBound + 1)
             let cell = scores[position.line][position.index]
-            let (digit, score) = best(cell, slot: .digit)
-            let nextDigit = GlyphClassifier.characters.filter { $0.isNumber && $0 != digit }.map { cell[characterIndex[$0]!] }.max() ?? -1
             let shown = digitAbove(lines[position.line][position.index], in: cell).map { $0.lead >= policy.digitLead } ?? false
-            // The digit read must lead the next digit clearly too: no check digit stands behind it.
-            if shown, score - nextDigit >= policy.stateMargin { lines[position.line][position.index] = digit }
+            if shown, let digit = clearDigit(cell, policy: policy) { lines[position.line][position.index] = digit.character }
         }
         for positions in statePositions(format) {
             // A cell that shows a digit no letter looks like, or an unlisted code whose every letter its digit look-alike
@@ -298,10 +303,8 @@ enum MRZCharacterRules {
             guard showsDigit || unlistedDigitCell(positions, lines: lines, scores: scores, every: true) != nil else { continue }
             let digits = positions.map { position -> Character? in
                 let cell = scores[position.line][position.index]
-                let (digit, score) = best(cell, slot: .digit)
-                let letter = best(cell, slot: .letter).score
-                let nextDigit = GlyphClassifier.characters.filter { $0.isNumber && $0 != digit }.map { cell[characterIndex[$0]!] }.max() ?? -1
-                return score > letter && score - nextDigit >= policy.stateMargin ? digit : nil
+                guard let digit = clearDigit(cell, policy: policy), digit.score > best(cell, slot: .letter).score else { return nil }
+                return digit.character
             }
             guard digits.allSatisfy({ $0 != nil }) else { continue }
             for (digit, position) in zip(digits, positions) { lines[position.line][position.index] = digit! }
