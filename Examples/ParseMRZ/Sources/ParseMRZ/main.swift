@@ -37,6 +37,9 @@ for path in CommandLine.arguments.dropFirst() {
         case .unreadable(let refusal):
             print("\(path): refused (\(refusal.reason.rawValue)): \(refusal.message)")
             failed = true
+        case .misprinted(let reading, let misprint):
+            print("\(path): \(describe(reading.mrz)); misprinted (\(misprint.reason.rawValue)): \(misprint.message)")
+            failed = true
         case .notFound:
             print("\(path): no MRZ found")
             failed = true
