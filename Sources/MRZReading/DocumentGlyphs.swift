@@ -105,8 +105,7 @@ struct DocumentGlyphs {
         let middle = leads.count / 2
         let median = leads.count % 2 == 1 ? leads[middle] : (leads[middle - 1] + leads[middle]) / 2
         let separation = GlyphClassifier.separation(shown, unseen)
-        // A print whose own cells of `shown` barely lead for it (a blurred `O` as near `0` as the `0`s) would make its
-        // look-alike lead as they do.
+        // A print whose own cells of `shown` the templates read as the other (a blurred `O` nearer `0`) is no reference.
         guard median >= policy.documentLeadShown * separation else { return nil }
         return (shown, (lead(position) - median) / separation)
     }
