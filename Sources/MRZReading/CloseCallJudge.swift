@@ -31,10 +31,12 @@ final class CloseCallJudge {
             return shown <= -policy.documentLean ? .leaning : .open
         }
         // The document shows only one of the two: a cell that leads like its cells of that one is that one; one far
-        // behind them is not. Never settled for the one the document does not show.
+        // behind them is not, whichever of the two was read (a cell read `O` that is nothing like the document's `D`s
+        // is settled for the `O`; one read `D` so is contradicted).
         guard let (shown, lead) = document.calibratedLead(at: position, between: chosen, and: other) else { return .open }
         if lead >= -policy.documentLead { return shown == chosen ? .settled : .contradicted }
-        return shown == chosen && lead <= -policy.documentLeadLost ? .contradicted : .open
+        guard lead <= -policy.documentLeadLost else { return .open }
+        return shown == chosen ? .contradicted : .settled
     }
 
     private func strokes(

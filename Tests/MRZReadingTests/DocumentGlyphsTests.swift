@@ -102,4 +102,19 @@ struct DocumentGlyphsTests {
         #expect(Self.zerosOnly([4.0, 4.1], judged: 4.05, leaningO: true).calibratedLead(at: Self.judged, between: "0", and: "O") == nil)
         #expect(Self.glyphs(judged: 4.6, read: "0").calibratedLead(at: Self.judged, between: "0", and: "O") == nil)
     }
+
+    @Test("where the document shows only 0s, a cell nothing like them is settled for O when read O, contradicted when read 0")
+    func farBehindTheDocument() {
+        let (classifier, cells) = Self.page(halfWidths: [5.0, 5.1, 3.9])
+        let geometry = GlyphClassifier.LineGeometry(unit: 4, offset: 0)
+        func verdict(read: Character, against other: Character) -> MRZCharacterRules.Verdict {
+            let document = DocumentGlyphs(
+                classifier: classifier, cells: [cells[...]], geometries: [geometry], lines: [["0", "0", read]],
+                slots: [[.digit, .digit, .alphanumeric]], scores: [cells.map { classifier.scores($0, geometry: geometry) }],
+                mended: [])
+            return CloseCallJudge(document: document, policy: .standard)(Self.judged, read, other)
+        }
+        #expect(verdict(read: "O", against: "0") == .settled)
+        #expect(verdict(read: "0", against: "O") == .contradicted)
+    }
 }
