@@ -222,7 +222,12 @@ enum MRZCharacterRules {
         let position = Position(line: code.line, index: code.cells.lowerBound + 1)
         let chosen = lines[position.line][position.index]
         let cell = scores[position.line][position.index]
-        return !chosen.isNumber && best(cell, slot: .digit).score > cell[characterIndex[chosen]!] ? position : nil
+        return digitOutscores(chosen, in: cell) ? position : nil
+    }
+
+    /// Whether the cell's best digit scored above `chosen`, a letter or a filler read in it.
+    static func digitOutscores(_ chosen: Character, in cell: [Float]) -> Bool {
+        !chosen.isNumber && best(cell, slot: .digit).score > cell[characterIndex[chosen]!]
     }
 
     /// The first cell of a field a check digit covers whose chosen character leads, by less than `invisibleMargin`,
@@ -317,9 +322,7 @@ enum MRZCharacterRules {
     static func unlistedDigitCell(_ positions: [Position], lines: [[Character]], scores: [[[Float]]], every: Bool = false) -> Position? {
         guard !ICAOStates.codes.contains(String(positions.map { lines[$0.line][$0.index] })) else { return nil }
         let cells = positions.filter { position in
-            let cell = scores[position.line][position.index]
-            let chosen = lines[position.line][position.index]
-            return !chosen.isNumber && best(cell, slot: .digit).score > cell[characterIndex[chosen]!]
+            digitOutscores(lines[position.line][position.index], in: scores[position.line][position.index])
         }
         return every ? (cells.count == positions.count ? cells.last : nil) : cells.first
     }
