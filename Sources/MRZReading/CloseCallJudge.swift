@@ -35,8 +35,8 @@ final class CloseCallJudge {
         // is settled for the `O`; one read `D` so is contradicted).
         guard let (shown, lead) = document.calibratedLead(at: position, between: chosen, and: other) else { return .open }
         if lead >= -policy.documentLead { return shown == chosen ? .settled : .contradicted }
-        guard lead <= -policy.documentLeadLost else { return .open }
-        return shown == chosen ? .contradicted : .settled
+        if shown == chosen { return lead <= -policy.documentLeadLost ? .contradicted : .open }
+        return lead <= -policy.documentLeadUnlike ? .settled : .open
     }
 
     private func strokes(

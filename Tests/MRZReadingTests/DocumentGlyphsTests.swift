@@ -117,4 +117,23 @@ struct DocumentGlyphsTests {
         #expect(verdict(read: "O", against: "0") == .settled)
         #expect(verdict(read: "0", against: "O") == .contradicted)
     }
+
+    @Test("where the document shows only 0s, a cell well behind them is settled for O when read O, left open when read 0")
+    func wellBehindTheDocument() throws {
+        let (classifier, cells) = Self.page(halfWidths: [5.0, 5.1, 4.3])
+        let geometry = GlyphClassifier.LineGeometry(unit: 4, offset: 0)
+        func document(read: Character) -> DocumentGlyphs {
+            DocumentGlyphs(
+                classifier: classifier, cells: [cells[...]], geometries: [geometry], lines: [["0", "0", read]],
+                slots: [[.digit, .digit, .alphanumeric]], scores: [cells.map { classifier.scores($0, geometry: geometry) }],
+                mended: [])
+        }
+        let policy = MRZReadingPolicy.standard
+        let behind = try #require(document(read: "O").calibratedLead(at: Self.judged, between: "O", and: "0"))
+        // Between the two bounds: far enough from the document's 0s not to be one, not so far as to show an O itself.
+        #expect(behind.shown == "0")
+        #expect(behind.lead <= -policy.documentLeadUnlike && behind.lead > -policy.documentLeadLost, "\(behind.lead)")
+        #expect(CloseCallJudge(document: document(read: "O"), policy: policy)(Self.judged, "O", "0") == .settled)
+        #expect(CloseCallJudge(document: document(read: "0"), policy: policy)(Self.judged, "0", "O") == .open)
+    }
 }
