@@ -25,7 +25,7 @@ final class CloseCallJudge {
         let cell = cells[position.line][cells[position.line].startIndex + position.index]
         let geometry = geometries[position.line]
         if let verdict = strokes(cell, geometry, chosen, other) ?? leftSide(cell, geometry, chosen, other) { return verdict }
-        if let shown = document.evidence(at: position, for: chosen, against: other) {
+        if let shown = documentEvidence(at: position, for: chosen, against: other) {
             if shown >= policy.documentEvidence { return .settled }
             if shown <= -policy.documentEvidence { return .contradicted }
             return shown <= -policy.documentLean ? .leaning : .open
@@ -37,6 +37,15 @@ final class CloseCallJudge {
         if lead >= -policy.documentLead { return shown == chosen ? .settled : .contradicted }
         if shown == chosen { return lead <= -policy.documentLeadLost ? .contradicted : .open }
         return lead <= -policy.documentLeadUnlike ? .settled : .open
+    }
+
+    /// The document's two measures of a cell against its own cells of the two, averaged: how like its views are to
+    /// theirs (`DocumentGlyphs.evidence`), and where its template lead falls between theirs (`calibratedEvidence`).
+    private func documentEvidence(at position: Position, for chosen: Character, against other: Character) -> Float? {
+        let views = document.evidence(at: position, for: chosen, against: other)
+        let leads = document.calibratedEvidence(at: position, for: chosen, against: other)
+        guard let views, let leads else { return views ?? leads }
+        return (views + leads) / 2
     }
 
     private func strokes(

@@ -85,6 +85,29 @@ struct DocumentGlyphs {
         return (toMine - toTheirs) / apart
     }
 
+    /// Where the document shows cells of both look-alikes: where the cell's template lead of `chosen` over `other` falls
+    /// between the median leads of the document's own cells of the two, from 1 at its `chosen`s' to -1 at its `other`s'.
+    /// A blurred or another foundry's print moves both (its `0`s the templates read as `O` by 0.1, its `O`s by 0.2): the
+    /// boundary between them is this print's, not the templates' 0. nil where the document shows one or neither, or
+    /// where its cells of the two lead alike (less than `documentApart` of what separates the templates).
+    func calibratedEvidence(at position: MRZCharacterRules.Position, for chosen: Character, against other: Character) -> Float? {
+        guard let c = GlyphClassifier.characters.firstIndex(of: chosen), let o = GlyphClassifier.characters.firstIndex(of: other)
+        else { return nil }
+        func lead(_ cell: MRZCharacterRules.Position) -> Float { scores[cell.line][cell.index][c] - scores[cell.line][cell.index][o] }
+        let mine = exemplars(of: chosen, against: other, besides: position).map(lead)
+        let theirs = exemplars(of: other, against: chosen, besides: position).map(lead)
+        guard let high = Self.median(mine), let low = Self.median(theirs),
+            high - low > policy.documentApart * GlyphClassifier.separation(chosen, other)
+        else { return nil }
+        return (lead(position) - (high + low) / 2) / ((high - low) / 2)
+    }
+
+    static func median(_ values: [Float]) -> Float? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted(), middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
     /// Where the document shows cells of only one of the two look-alikes (`shown`: a `5` in a date, no `S` anywhere):
     /// how the cell's template lead of `shown` over the other compares with the median lead of the document's own
     /// cells of `shown`, in shares of what separates the two templates. A print that leans towards the look-alike
@@ -101,9 +124,7 @@ struct DocumentGlyphs {
         guard let s = GlyphClassifier.characters.firstIndex(of: shown), let u = GlyphClassifier.characters.firstIndex(of: unseen)
         else { return nil }
         func lead(_ cell: MRZCharacterRules.Position) -> Float { scores[cell.line][cell.index][s] - scores[cell.line][cell.index][u] }
-        let leads = references.map(lead).sorted()
-        let middle = leads.count / 2
-        let median = leads.count % 2 == 1 ? leads[middle] : (leads[middle - 1] + leads[middle]) / 2
+        guard let median = Self.median(references.map(lead)) else { return nil }
         let separation = GlyphClassifier.separation(shown, unseen)
         // A print whose own cells of `shown` the templates read as the other (a blurred `O` nearer `0`) is no reference.
         guard median >= policy.documentLeadShown * separation else { return nil }

@@ -107,7 +107,9 @@ enum MRZAcceptance {
                 .map { say($0.key, "a character cannot be told from another with confidence") }
         },
         AcceptanceRule(reason: .uncheckedCloseCall) { reading, policy in
-            if let position = MRZCharacterRules.documentCodeGuess(reading.final, scores: reading.cells.scores, format: reading.cells.format) {
+            if let position = MRZCharacterRules.documentCodeGuess(
+                reading.final, scores: reading.cells.scores, format: reading.cells.format, policy: policy, judge: reading.judge.callAsFunction)
+            {
                 return say(position, in: reading.cells.format, "reads as a letter whose digit look-alike fits the glyph better")
             }
             return MRZCharacterRules.uncheckedGuess(reading.fields, policy: policy).map {

@@ -217,12 +217,24 @@ enum MRZCharacterRules {
     /// it, so the letters' alphabet cannot settle it.
     /// (Read as letters or digits alike, a phone's photo of a screen read `P0` for `PO` with a lead of 0.08, and leads
     /// of right `PO` readings over `0` went down to 0.06: the two are told only where the letter scored above.)
-    static func documentCodeGuess(_ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format) -> Position? {
+    /// So is a letter whose digit look-alike scored within a mended field's close call below it where the document's
+    /// own print shows, or leans to, the digit (`judge`): a softened page's `I0` read `IO` by 0.03.
+    static func documentCodeGuess(
+        _ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format, policy: MRZReadingPolicy = .standard,
+        judge: (Position, Character, Character) -> Verdict = { _, _, _ in .open }
+    ) -> Position? {
         guard let code = MRZLayout.of(format)[.documentCode], code.cells.count > 1 else { return nil }
         let position = Position(line: code.line, index: code.cells.lowerBound + 1)
         let chosen = lines[position.line][position.index]
         let cell = scores[position.line][position.index]
-        return digitOutscores(chosen, in: cell) ? position : nil
+        if digitOutscores(chosen, in: cell) { return position }
+        let shown = (LookAlike.of[chosen] ?? []).sorted().first { other in
+            other.isNumber
+                && cell[characterIndex[chosen]!] - cell[characterIndex[other]!]
+                    <= policy.mendedCloseCall * policy.closeCall * GlyphClassifier.separation(chosen, other)
+                && [.contradicted, .leaning].contains(judge(position, chosen, other))
+        }
+        return shown == nil ? nil : position
     }
 
     /// Whether the cell's best digit scored above `chosen`, a letter or a filler read in it.

@@ -54,6 +54,32 @@ struct DocumentGlyphsTests {
         }
     }
 
+    @Test("where the templates read a print's 0s and Os alike as O, a cell led for O as its 0s are is a 0 by the document")
+    func leadsBetweenTheDocuments() throws {
+        // A date's 0 and a name's O, and the cell judged, as a score table: this print's 0s lead for O by 0.1, its Os by
+        // 0.25 (a blurred print of another foundry's cut). The templates read the cell O by 0.1.
+        let (classifier, cells) = Self.page(halfWidths: [4.5, 6.5, 4.5])
+        let geometry = GlyphClassifier.LineGeometry(unit: 4, offset: 0)
+        let o = GlyphClassifier.characters.firstIndex(of: "O")!, zero = GlyphClassifier.characters.firstIndex(of: "0")!
+        var scores = cells.map { classifier.scores($0, geometry: geometry) }
+        for (cell, lead) in [(0, 0.1), (1, 0.25), (2, 0.1)] as [(Int, Float)] { scores[cell][o] = scores[cell][zero] + lead }
+        func document(read: Character) -> DocumentGlyphs {
+            DocumentGlyphs(
+                classifier: classifier, cells: [cells[...]], geometries: [geometry], lines: [["0", "O", read]],
+                slots: [[.digit, .letter, .alphanumeric]], scores: [scores], mended: [])
+        }
+        let forZero = try #require(document(read: "0").calibratedEvidence(at: Self.judged, for: "0", against: "O"))
+        let forO = try #require(document(read: "O").calibratedEvidence(at: Self.judged, for: "O", against: "0"))
+        #expect(abs(forZero - 1) < 1e-4, "\(forZero)")
+        #expect(abs(forO + 1) < 1e-4, "\(forO)")
+        // Midway between the document's two, it says nothing either way.
+        scores[2][o] = scores[2][zero] + 0.175
+        #expect(try abs(#require(document(read: "O").calibratedEvidence(at: Self.judged, for: "O", against: "0"))) < 1e-4)
+        // A document whose 0s and Os lead alike tells nothing.
+        scores[1][o] = scores[1][zero] + 0.11
+        #expect(document(read: "O").calibratedEvidence(at: Self.judged, for: "O", against: "0") == nil)
+    }
+
     @Test("without a cell that can only be the look-alike, the two-sided measure says nothing")
     func oneSideOnly() {
         let (classifier, cells) = Self.page(halfWidths: [4.5, 6.5, 4.5])

@@ -327,6 +327,31 @@ struct MRZCharacterRulesTests {
         #expect(abs(judged[.name]!.confidence.margin - 0.7) < 1e-4)
     }
 
+    @Test("a document code's O ahead of 0 is a guess where the document's print leans to 0, within a mended field's close call")
+    func documentCodeLeaningToDigit() {
+        // The document code I0 read IO: the O ahead of the 0 by 0.3 of the templates' separation.
+        let printed = ["IOUTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", Self.specimen[1]]
+        let separation = GlyphClassifier.separation("0", "O")
+        var scores = printed.map { $0.map { Self.cell($0) } }
+        scores[0][1] = Self.cell("O", "0", gap: 0.3 * separation)
+        let lines = printed.map { Array($0) }
+        var asked: [[Character]] = []
+        func guess(_ verdict: MRZCharacterRules.Verdict) -> MRZCharacterRules.Position? {
+            MRZCharacterRules.documentCodeGuess(lines, scores: scores, format: .td3) { _, chosen, other in
+                asked.append([chosen, other])
+                return verdict
+            }
+        }
+        #expect(guess(.open) == nil)
+        #expect(guess(.settled) == nil)
+        #expect(guess(.leaning) == Self.at(0, 1))
+        #expect(guess(.contradicted) == Self.at(0, 1))
+        #expect(Set(asked) == [["O", "0"]], "only the digit look-alike is asked")
+        // Ahead by more than a mended field's close call, the templates decide.
+        scores[0][1] = Self.cell("O", "0", gap: 1.1 * MRZReadingPolicy.standard.mendedCloseCall * MRZReadingPolicy.standard.closeCall * separation)
+        #expect(guess(.contradicted) == nil)
+    }
+
     @Test("a field no check digit covers is a guess when a letter leads by less than the name margin: the document code too")
     func uncheckedFields() {
         // The specimen's document code P< read PQ: the Q 0.03 ahead of the filler (a wide page's PO read PQ).
