@@ -23,6 +23,8 @@ struct MendedReading {
     var final: [[Character]]
     /// The cells a mend changed, in reading order.
     var changed: [MRZCharacterRules.Position]
+    /// The cells read as the look-alike the glyph or the document's print shows before mending (`readAsShown`).
+    var shown: Set<MRZCharacterRules.Position> = []
     var mended: Set<MRZCharacterRules.Position> { Set(changed) }
     /// Each field's weakest cell, and whether a check digit covers it.
     var fields: [MRZField: (confidence: MRZReading.Confidence, checked: Bool)]
@@ -89,7 +91,8 @@ enum MRZAcceptance {
         },
         AcceptanceRule(reason: .lookAlike) { reading, policy in
             MRZCharacterRules.ambiguity(
-                in: reading.mrz, scores: reading.cells.scores, mended: reading.mended, policy: policy, parse: reading.parse,
+                in: reading.mrz, scores: reading.cells.scores, mended: reading.mended, shown: reading.shown, policy: policy,
+                parse: reading.parse,
                 judge: reading.judge.callAsFunction
             ).map { say($0, in: reading.cells.format, "reads as either of two look-alikes") }
         },

@@ -133,6 +133,34 @@ enum MRZCharacterRules {
         return result
     }
 
+    /// The lines with each cell of a checked field read as the look-alike its glyph or the document's own print shows
+    /// (`judge` contradicts the character the templates chose, a mended field's close call ahead of it), and those
+    /// cells: a print whose 0s the templates read as O by 0.09 (its own Os by 0.2) is read as its 0s before the check
+    /// digits are mended, so that they verify the reading rather than make it.
+    static func readAsShown(
+        _ lines: [[Character]], scores: [[[Float]]], format: MRZ.Format, policy: MRZReadingPolicy = .standard,
+        judge: (Position, Character, Character) -> Verdict
+    ) -> (lines: [[Character]], shown: Set<Position>) {
+        let slots = slots(format)
+        var read = lines
+        var shown: Set<Position> = []
+        for field in fields(format) where field.checked {
+            for position in field.positions where slots[position.line][position.index] == .alphanumeric {
+                let chosen = lines[position.line][position.index]
+                let cell = scores[position.line][position.index]
+                let other = (LookAlike.of[chosen] ?? []).sorted().first { other in
+                    cell[characterIndex[chosen]!] - cell[characterIndex[other]!]
+                        <= policy.mendedCloseCall * policy.closeCall * GlyphClassifier.separation(chosen, other)
+                        && judge(position, chosen, other) == .contradicted
+                }
+                guard let other else { continue }
+                read[position.line][position.index] = other
+                shown.insert(position)
+            }
+        }
+        return (read, shown)
+    }
+
     /// Where the issuing state and the nationality are.
     static func statePositions(_ format: MRZ.Format) -> [[Position]] {
         let layout = MRZLayout.of(format)
@@ -402,7 +430,7 @@ enum MRZCharacterRules {
     /// `judge` says where the glyph itself tells a look-alike pair apart (`GlyphClassifier.evidence`, `DocumentGlyphs`):
     /// a close call it settles is not one; a cell it shows to be the look-alike is a guess whatever the check digits say.
     static func ambiguity(
-        in mrz: MRZ, scores: [[[Float]]], mended: Set<Position> = [], policy: MRZReadingPolicy = .standard,
+        in mrz: MRZ, scores: [[[Float]]], mended: Set<Position> = [], shown: Set<Position> = [], policy: MRZReadingPolicy = .standard,
         parse: ([[Character]]) throws(MRZError) -> MRZ,
         judge: (Position, Character, Character) -> Verdict = { _, _, _ in .open }
     ) -> Position? {
@@ -414,7 +442,9 @@ enum MRZCharacterRules {
         }
         for field in fields(mrz.format) {
             let close: [CloseCall]
-            switch closeCalls(in: field, lines: lines, format: mrz.format, scores: scores, mended: mended, policy: policy, judge: judge) {
+            switch closeCalls(
+                in: field, lines: lines, format: mrz.format, scores: scores, mended: mended, shown: shown, policy: policy, judge: judge)
+            {
             case .guess(let position): return position
             case .calls(let calls): close = calls
             }
@@ -443,7 +473,8 @@ enum MRZCharacterRules {
     /// Each cell's look-alikes that scored close to what was chosen, with how close; or the cell that is a guess.
     static func closeCalls(
         in field: (name: MRZField, positions: [Position], checked: Bool), lines: [[Character]], format: MRZ.Format,
-        scores: [[[Float]]], mended: Set<Position>, policy: MRZReadingPolicy, judge: (Position, Character, Character) -> Verdict
+        scores: [[[Float]]], mended: Set<Position>, shown: Set<Position> = [], policy: MRZReadingPolicy,
+        judge: (Position, Character, Character) -> Verdict
     ) -> CloseCalls {
         let slots = slots(format)
         let index = characterIndex
@@ -479,9 +510,9 @@ enum MRZCharacterRules {
                 switch judge(position, chosen, other) {
                 // The glyph shows the look-alike: a mend that passes the check digits is chance.
                 case .contradicted: return .guess(position)
-                // Only a character the templates preferred is settled by its glyph: a mended one (the other
-                // scored higher) stays a close call.
-                case .settled where gap >= 0: continue
+                // Only a character the templates preferred, or one read as the print shows it (`readAsShown`), is
+                // settled by its glyph: a mended one (the other scored higher) stays a close call.
+                case .settled where gap >= 0 || shown.contains(position): continue
                 default: break
                 }
                 // A state code is kept as read (flagged when unlisted): a look-alike matters only where it

@@ -187,26 +187,38 @@ public struct MRZImageReader: Sendable {
     private func mend(
         _ cells: CellReading, measures: CellMeasures, classifier: GlyphClassifier, parse: @escaping ([[Character]]) throws(MRZError) -> MRZ
     ) -> Result<MendedReading, MRZError> {
+        let asRead = CloseCallJudge(
+            document: DocumentGlyphs(
+                classifier: classifier, cells: measures.windows, geometries: measures.geometries, lines: cells.lines, slots: cells.slots,
+                scores: cells.scores, mended: [], policy: policy),
+            policy: policy)
+        let (lines, shown) = MRZCharacterRules.readAsShown(
+            cells.lines, scores: cells.scores, format: cells.format, policy: policy, judge: asRead.callAsFunction)
         let mrz: MRZ
         let stateCodes: [(field: MRZField, code: String)]
         do throws(MRZError) {
-            mrz = try MRZCharacterRules.repair(cells.lines, scores: cells.scores, format: cells.format, policy: policy, parse: parse).get()
+            mrz = try MRZCharacterRules.repair(lines, scores: cells.scores, format: cells.format, policy: policy, parse: parse).get()
             stateCodes = try mrz.stateCodes
         } catch {
             return .failure(error)
         }
         let final = mrz.lines.map { Array($0) }
         let changed = zip(cells.read.indices, cells.read).flatMap { line, characters in
-            characters.indices.filter { characters[$0] != final[line][$0] }.map { MRZCharacterRules.Position(line: line, index: $0) }
+            characters.indices.map { MRZCharacterRules.Position(line: line, index: $0) }.filter {
+                characters[$0.index] != final[line][$0.index] && (!shown.contains($0) || final[line][$0.index] != lines[line][$0.index])
+            }
         }
+        // The cells read as shown are no reference for the document's print, as the mended ones are not.
         let document = DocumentGlyphs(
             classifier: classifier, cells: measures.windows, geometries: measures.geometries, lines: final, slots: cells.slots,
-            scores: cells.scores, mended: Set(changed), policy: policy)
+            scores: cells.scores, mended: Set(changed).union(shown), policy: policy)
         let judge = CloseCallJudge(document: document, policy: policy)
         let fields = MRZCharacterRules.fieldConfidence(
             final, scores: cells.scores, format: cells.format, mended: Set(changed), policy: policy, judge: judge.callAsFunction)
         return .success(
-            MendedReading(cells: cells, mrz: mrz, stateCodes: stateCodes, final: final, changed: changed, fields: fields, judge: judge, parse: parse))
+            MendedReading(
+                cells: cells, mrz: mrz, stateCodes: stateCodes, final: final, changed: changed,
+                shown: shown.filter { final[$0.line][$0.index] == lines[$0.line][$0.index] }, fields: fields, judge: judge, parse: parse))
     }
 }
 
@@ -294,7 +306,8 @@ public struct MRZReading: Sendable {
     public var mrz: MRZ
     /// By field name (`documentNumber`, `name`, `issuingState`...).
     public var confidence: [String: Confidence]
-    /// "documentNumber: 1 look-alike(s) changed"; at most `MRZReadingPolicy.maximumMendsPerField` per field.
+    /// "documentNumber: 1 look-alike(s) changed" (at most `MRZReadingPolicy.maximumMendsPerField` per field), and
+    /// "documentNumber: 8 look-alike(s) read as the print shows them" (`MRZCharacterRules.readAsShown`).
     public var repairs: [String]
     public var unknownStates: [String]
     /// The mean template score of every character.
@@ -307,7 +320,11 @@ public struct MRZReading: Sendable {
         mrz = reading.mrz
         confidence = Dictionary(uniqueKeysWithValues: reading.fields.map { ($0.key.rawValue, $0.value.confidence) })
         let fields = reading.changed.map { MRZLayout.of(reading.cells.format).field(at: $0).rawValue }
-        repairs = Dictionary(grouping: fields, by: { $0 }).map { "\($0.key): \($0.value.count) look-alike(s) changed" }.sorted()
+        let shown = reading.shown.map { MRZLayout.of(reading.cells.format).field(at: $0).rawValue }
+        repairs =
+            (Dictionary(grouping: fields, by: { $0 }).map { "\($0.key): \($0.value.count) look-alike(s) changed" }
+            + Dictionary(grouping: shown, by: { $0 }).map { "\($0.key): \($0.value.count) look-alike(s) read as the print shows them" })
+            .sorted()
         unknownStates = reading.stateCodes.filter { !ICAOStates.codes.contains($0.code) }.map(\.field.rawValue)
         meanScore = reading.cells.meanScore
         misprint = MRZAcceptance.misprint(reading)

@@ -178,6 +178,37 @@ struct MRZCharacterRulesTests {
         #expect(ambiguous == Self.at(1, 0))
     }
 
+    @Test("a number's cells the print shows as 0, read O by the templates, are read as shown before mending, and settled")
+    func readAsThePrintShows() throws {
+        // The zero-filled number, eight of its 0s read O by 0.8 of what separates the templates: a print whose 0s the
+        // templates read as O. The judge (the document's own 0s and Os) contradicts each O.
+        let printed = [Self.specimen[0], "0000000000UTO7408122F1204159ZE184226B<<<<<12"]
+        let separation = GlyphClassifier.separation("0", "O")
+        var scores = printed.map { $0.map { Self.cell($0) } }
+        let zeros = [0, 2, 3, 4, 5, 6, 7, 8].map { Self.at(1, $0) }
+        for position in zeros { scores[position.line][position.index] = Self.cell("O", "0", gap: 0.8 * separation) }
+        var read = printed.map { Array($0) }
+        for position in zeros { read[position.line][position.index] = "O" }
+        let shownZero: (MRZCharacterRules.Position, Character, Character) -> MRZCharacterRules.Verdict = { _, chosen, _ in
+            chosen == "O" ? .contradicted : .settled
+        }
+        let (lines, shown) = MRZCharacterRules.readAsShown(read, scores: scores, format: .td3, judge: shownZero)
+        #expect(lines.map { String($0) } == printed)
+        #expect(shown == Set(zeros))
+        // Where the judge cannot tell, the templates' reading stands; one farther ahead than a mended field's close call
+        // is not asked.
+        #expect(MRZCharacterRules.readAsShown(read, scores: scores, format: .td3) { _, _, _ in .open }.shown.isEmpty)
+        scores[1][0] = Self.cell("O", "0", gap: 1.1 * MRZReadingPolicy.standard.mendedCloseCall * MRZReadingPolicy.standard.closeCall * separation)
+        #expect(!MRZCharacterRules.readAsShown(read, scores: scores, format: .td3, judge: shownZero).shown.contains(Self.at(1, 0)))
+        scores[1][0] = Self.cell("O", "0", gap: 0.8 * separation)
+        // The check digits pass as printed. Settled by the judge, the cells read as shown are no close calls; taken as
+        // the templates' own choice, their swaps back to O would cancel (weights 7 and 3), and the number is a guess.
+        let mrz = try MRZ(parsing: printed.joined(separator: "\n"))
+        let parse = { (lines: [[Character]]) throws(MRZError) -> MRZ in try MRZ(parsing: lines.map { String($0) }.joined(separator: "\n")) }
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, shown: shown, parse: parse, judge: shownZero) == nil)
+        #expect(MRZCharacterRules.ambiguity(in: mrz, scores: scores, parse: parse, judge: shownZero) != nil)
+    }
+
     @Test("three zeros read as O that cancel in the check digit (weights 7, 1, 7) are refused, beyond a single swap's close call")
     func threeSwapsCancel() throws {
         // A generated passport (bench-mrz seed 4, blurred): 060036868 read O6OO36868, which checks as well. Each O
