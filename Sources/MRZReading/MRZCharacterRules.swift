@@ -76,6 +76,13 @@ enum MRZCharacterRules {
         gap <= policy.closeCall * GlyphClassifier.separation(chosen, other)
     }
 
+    /// Whether `other` scored within a mended field's close call (`mendedCloseCall`) below `chosen` in `cell`: as far
+    /// as the glyph's or the document's own evidence is asked about a look-alike.
+    static func withinMendedCloseCall(_ cell: [Float], _ chosen: Character, _ other: Character, policy: MRZReadingPolicy) -> Bool {
+        cell[characterIndex[chosen]!] - cell[characterIndex[other]!]
+            <= policy.mendedCloseCall * policy.closeCall * GlyphClassifier.separation(chosen, other)
+    }
+
     /// The best character the slot allows, then its look-alikes the slot allows that scored a close call below it
     /// (`isCloseCall`).
     static func alternatives(_ scores: [Float], slot: Slot, policy: MRZReadingPolicy = .standard) -> [Character] {
@@ -149,9 +156,7 @@ enum MRZCharacterRules {
                 let chosen = lines[position.line][position.index]
                 let cell = scores[position.line][position.index]
                 let other = (LookAlike.of[chosen] ?? []).sorted().first { other in
-                    cell[characterIndex[chosen]!] - cell[characterIndex[other]!]
-                        <= policy.mendedCloseCall * policy.closeCall * GlyphClassifier.separation(chosen, other)
-                        && judge(position, chosen, other) == .contradicted
+                    withinMendedCloseCall(cell, chosen, other, policy: policy) && judge(position, chosen, other) == .contradicted
                 }
                 guard let other else { continue }
                 read[position.line][position.index] = other
@@ -257,9 +262,7 @@ enum MRZCharacterRules {
         let cell = scores[position.line][position.index]
         if digitOutscores(chosen, in: cell) { return position }
         let shown = (LookAlike.of[chosen] ?? []).sorted().first { other in
-            other.isNumber
-                && cell[characterIndex[chosen]!] - cell[characterIndex[other]!]
-                    <= policy.mendedCloseCall * policy.closeCall * GlyphClassifier.separation(chosen, other)
+            other.isNumber && withinMendedCloseCall(cell, chosen, other, policy: policy)
                 && [.contradicted, .leaning].contains(judge(position, chosen, other))
         }
         return shown == nil ? nil : position
@@ -500,8 +503,7 @@ enum MRZCharacterRules {
                 let separation = GlyphClassifier.separation(chosen, other)
                 guard gap <= fraction * policy.closeCall * separation else {
                     // Past the close call, a cell the document's own print shows, or leans, to be the look-alike.
-                    if gap <= policy.mendedCloseCall * policy.closeCall * separation,
-                        [.contradicted, .leaning].contains(judge(position, chosen, other))
+                    if withinMendedCloseCall(cell, chosen, other, policy: policy), [.contradicted, .leaning].contains(judge(position, chosen, other))
                     {
                         return .guess(position)
                     }
